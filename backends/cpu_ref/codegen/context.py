@@ -1,0 +1,233 @@
+"""The lowering context cpu_ref's rules receive, and the tile model they share.
+
+A Triton tensor becomes a `Tile`: a static shape plus either a buffer (row-major, on the program's stack) or a
+generator that emits the code for one element at a given index. Elementwise ops, shape ops and constants build
+generators, so a chain like `x * 2 + y` becomes one loop when a consumer (store, reduce, dot) finally walks the
+tile; a value is written to a buffer only when it is expensive and used twice, crosses into a loop, or its consumer
+needs memory. Loads, reductions and loop-carried values always live in buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from llvmlite import ir
+from triton_backend_sdk.ir.core import Block, Op, Value
+from triton_backend_sdk.lowering import RuleTable
+from triton_backend_sdk.options import Options
+
+from .types import I1, I8, I32, I64, llvm_type, storage_type
+
+ElemGen = Callable[[ir.IRBuilder, list[ir.Value]], ir.Value]
+
+#: generators cheaper than this are recomputed at each use instead of being stored
+CHEAP = 4
+
+
+def strides_of(shape: Sequence[int]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+@dataclass
+class Tile:
+    shape: tuple[int, ...]
+    #: LLVM type of one element as computed (i1 for booleans)
+    ety: ir.Type
+    buf: ir.Value | None = None
+    gen: ElemGen | None = None
+    cost: int = 0
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def element(self, b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
+        if self.buf is None:
+            assert self.gen is not None
+            return self.gen(b, idx)
+        ptr = b.gep(self.buf, [linear_index(b, self.shape, idx)], source_etype=_storage(self.ety))
+        v = b.load(ptr, typ=_storage(self.ety))
+        return b.trunc(v, I1) if self.ety == I1 else v
+
+
+def _storage(ety: ir.Type) -> ir.Type:
+    return I8 if ety == I1 else ety
+
+
+def linear_index(b: ir.IRBuilder, shape: Sequence[int], idx: list[ir.Value]) -> ir.Value:
+    if not shape:
+        return ir.Constant(I64, 0)
+    acc: ir.Value | None = None
+    for i, s in zip(idx, strides_of(shape)):
+        term = i if s == 1 else b.mul(i, ir.Constant(I64, s), flags=["nuw", "nsw"])
+        acc = term if acc is None else b.add(acc, term, flags=["nuw", "nsw"])
+    assert acc is not None
+    return acc
+
+
+class LoweringContext:
+    """State of lowering one function: the builder, values lowered so far, the program ids, buffers."""
+
+    def __init__(self, module: ir.Module, fn: ir.Function, rules: RuleTable, options: Options,
+                 program_ids: list[ir.Value], num_programs: list[ir.Value], functions: dict[str, ir.Function]) -> None:
+        self.module = module
+        self.fn = fn
+        self.rules = rules
+        self.options = options
+        self.program_ids = program_ids
+        self.num_programs = num_programs
+        self.functions = functions
+        entry = fn.append_basic_block("entry")
+        self.alloca_builder = ir.IRBuilder(entry)
+        body = fn.append_basic_block("body")
+        self.b = ir.IRBuilder(body)
+        self._entry = entry
+        self._body = body
+        self.values: dict[Value, Any] = {}
+        self.fastmath: tuple[str, ...] = ("contract",) if options.enable_fp_fusion else ()
+
+    def finish(self) -> None:
+        """Close the alloca block once every buffer has been placed in it."""
+        self.alloca_builder.position_at_end(self._entry)
+        self.alloca_builder.branch(self._body)
+
+    # ---- values ------------------------------------------------------------------------------------------------
+
+    def get(self, v: Value) -> Any:
+        try:
+            return self.values[v]
+        except KeyError:
+            raise AssertionError(f"value {v!r} used before it was lowered") from None
+
+    def scalar(self, v: Value) -> ir.Value:
+        x = self.get(v)
+        assert not isinstance(x, Tile), f"{v!r} is a tensor where a scalar was expected"
+        return x
+
+    def tile(self, v: Value) -> Tile:
+        x = self.get(v)
+        assert isinstance(x, Tile), f"{v!r} is a scalar where a tensor was expected"
+        return x
+
+    def define(self, v: Value, x: Any) -> None:
+        """Bind a lowered value; generators that would be recomputed expensively are stored first."""
+        if isinstance(x, Tile) and x.buf is None and x.cost > CHEAP and self._needs_storage(v):
+            x = self.materialize(x)
+        self.values[v] = x
+
+    @staticmethod
+    def _needs_storage(v: Value) -> bool:
+        if len(v.uses) > 1:
+            return True
+        home = v.owner.parent if isinstance(v.owner, Op) else v.owner
+        return any(op.parent is not home for op, _ in v.uses)
+
+    def element_of(self, v: Value, idx: list[ir.Value], shape: tuple[int, ...]) -> ir.Value:
+        """Element `idx` of value `v` viewed at `shape` (a scalar is the same at every index)."""
+        x = self.get(v)
+        if isinstance(x, Tile):
+            return x.element(self.b, idx)
+        return x
+
+    # ---- buffers -----------------------------------------------------------------------------------------------
+
+    def alloca(self, ety: ir.Type, n: int, name: str = "buf") -> ir.Value:
+        """Stack storage in the entry block (so loops reuse it), aligned for vector access."""
+        st = _storage(ety)
+        arr = self.alloca_builder.alloca(ir.ArrayType(st, max(n, 1)), name=name)
+        arr.align = 64
+        return arr
+
+    def new_buffer_tile(self, shape: tuple[int, ...], ety: ir.Type, name: str = "t") -> Tile:
+        n = 1
+        for d in shape:
+            n *= d
+        return Tile(shape, ety, buf=self.alloca(ety, n, name))
+
+    def store_element(self, tile: Tile, idx: list[ir.Value], val: ir.Value) -> None:
+        assert tile.buf is not None
+        st = _storage(tile.ety)
+        ptr = self.b.gep(tile.buf, [linear_index(self.b, tile.shape, idx)], source_etype=st)
+        self.b.store(self.b.zext(val, I8) if tile.ety == I1 else val, ptr)
+
+    def materialize(self, t: Tile, into: Tile | None = None) -> Tile:
+        """Write every element of `t` into a buffer (a new one unless `into` is given)."""
+        out = into or self.new_buffer_tile(t.shape, t.ety)
+        self.loop_nest(t.shape, lambda idx: self.store_element(out, idx, t.element(self.b, idx)))
+        return out
+
+    # ---- control flow helpers ----------------------------------------------------------------------------------
+
+    def loop_nest(self, shape: Sequence[int], body: Callable[[list[ir.Value]], None]) -> None:
+        """Nested counted loops over `shape` (row-major, innermost last) calling `body(idx)` with i64 indices."""
+
+        def level(d: int, idx: list[ir.Value]) -> None:
+            if d == len(shape):
+                body(idx)
+                return
+            self.counted_loop(ir.Constant(I64, shape[d]), lambda i: level(d + 1, idx + [i]), known_nonzero=True)
+
+        level(0, [])
+
+    def counted_loop(self, n: ir.Value, body: Callable[[ir.Value], None], known_nonzero: bool = False,
+                     start: ir.Value | None = None) -> None:
+        """for i in [start, n): body(i); i has n's type."""
+        b = self.b
+        ty = n.type
+        start = start if start is not None else ir.Constant(ty, 0)
+        pre = b.block
+        header = b.append_basic_block("loop")
+        exit_ = b.append_basic_block("loop.end")
+        if known_nonzero:
+            b.branch(header)
+        else:
+            b.cbranch(b.icmp_signed("<", start, n), header, exit_)
+        b.position_at_end(header)
+        i = b.phi(ty, name="i")
+        i.add_incoming(start, pre)
+        body(i)
+        nxt = b.add(i, ir.Constant(ty, 1), name="i.next", flags=["nuw", "nsw"])
+        i.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, n), header, exit_)
+        b.position_at_end(exit_)
+
+    def if_then(self, cond: ir.Value, then: Callable[[], None]) -> None:
+        with self.b.if_then(cond):
+            then()
+
+    # ---- lowering ----------------------------------------------------------------------------------------------
+
+    def lower_block(self, block: Block) -> None:
+        for op in block.ops:
+            self.lower_op(op)
+
+    def lower_op(self, op: Op) -> Any:
+        rule = self.rules.lookup(op)
+        return rule(self, op)
+
+    def intrinsic(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, ir.FunctionType(ret, list(args)), name=name)
+        return fn
+
+    def elem_type(self, v: Value) -> ir.Type:
+        return llvm_type(v.type)
+
+    def storage_type(self, v: Value) -> ir.Type:
+        return storage_type(v.type)
+
+    def const(self, ty: ir.Type, value: Any) -> ir.Constant:
+        return ir.Constant(ty, value)
+
+    def i32(self, value: int) -> ir.Constant:
+        return ir.Constant(I32, value)

@@ -1,0 +1,181 @@
+"""Structured control flow (scf.for / scf.if / scf.while), calls and returns.
+
+Values that cross region boundaries live in storage: loop-carried and if-result tensors in buffers, scalars in stack
+slots (LLVM's mem2reg turns those into phis). A yield first evaluates every yielded value, then writes them, so a
+yield that permutes carried values reads the old ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llvmlite import ir
+from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Block, Value
+
+from .context import LoweringContext, Tile
+from .rules import RULES
+from .types import llvm_type
+
+
+class Slot:
+    """Storage for one value crossing a region boundary."""
+
+    def __init__(self, ctx: LoweringContext, v: Value) -> None:
+        self.ctx = ctx
+        self.type = v.type
+        if v.type.is_tensor:
+            self.tile: Tile | None = ctx.new_buffer_tile(v.type.shape, llvm_type(v.type), "carry")
+            self.ptr = None
+        else:
+            self.tile = None
+            self.ety = llvm_type(v.type)
+            self.ptr = ctx.alloca(self.ety, 1, "slot")
+
+    def read(self) -> Any:
+        if self.tile is not None:
+            return self.tile
+        v = self.ctx.b.load(self.ctx.b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=_st(self.ety)),
+                            typ=_st(self.ety))
+        return self.ctx.b.trunc(v, self.ety) if self.ety == ir.IntType(1) else v
+
+    def write(self, x: Any) -> None:
+        b = self.ctx.b
+        if self.tile is not None:
+            assert isinstance(x, Tile)
+            if x.buf is not self.tile.buf:
+                self.ctx.materialize(x, into=self.tile)
+            return
+        v = b.zext(x, ir.IntType(8)) if self.ety == ir.IntType(1) else x
+        b.store(v, b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=_st(self.ety)))
+
+
+def _st(ety: ir.Type) -> ir.Type:
+    return ir.IntType(8) if ety == ir.IntType(1) else ety
+
+
+def write_all(ctx: LoweringContext, slots: Sequence[Slot], values: Sequence[Value]) -> None:
+    """Evaluate every value before writing any slot: generators and buffers that alias a slot are staged."""
+    staged: list[Any] = []
+    slot_bufs = {id(s.tile.buf) for s in slots if s.tile is not None}
+    for v in values:
+        x = ctx.get(v)
+        if isinstance(x, Tile) and (x.buf is None or id(x.buf) in slot_bufs):
+            x = ctx.materialize(x)
+        staged.append(x)
+    for s, x in zip(slots, staged):
+        s.write(x)
+
+
+def lower_region_body(ctx: LoweringContext, block: Block, args: Sequence[Any]) -> O.Op:
+    """Lower every op but the terminator, with the block's arguments bound to `args`; returns the terminator."""
+    for a, v in zip(block.args, args):
+        ctx.values[a] = v
+    for op in block.ops[:-1]:
+        ctx.lower_op(op)
+    return block.ops[-1]
+
+
+@RULES.register(O.For)
+def lower_for(ctx: LoweringContext, op: O.For) -> None:
+    b = ctx.b
+    lb, ub, step = ctx.scalar(op.lower), ctx.scalar(op.upper), ctx.scalar(op.step)
+    slots = [Slot(ctx, r) for r in op.results]
+    write_all(ctx, slots, op.inits)
+    lt = b.icmp_unsigned if op.unsigned_cmp else b.icmp_signed
+    pre = b.block
+    header = b.append_basic_block("for")
+    exit_ = b.append_basic_block("for.end")
+    b.cbranch(lt("<", lb, ub), header, exit_)
+    b.position_at_end(header)
+    iv = b.phi(lb.type, name="iv")
+    iv.add_incoming(lb, pre)
+    term = lower_region_body(ctx, op.body, [iv, *[s.read() for s in slots]])
+    write_all(ctx, slots, term.operands)
+    b = ctx.b
+    nxt = b.add(iv, step)
+    iv.add_incoming(nxt, b.block)
+    b.cbranch(lt("<", nxt, ub), header, exit_)
+    b.position_at_end(exit_)
+    for r, s in zip(op.results, slots):
+        ctx.values[r] = s.read()
+
+
+@RULES.register(O.If)
+def lower_if(ctx: LoweringContext, op: O.If) -> None:
+    b = ctx.b
+    slots = [Slot(ctx, r) for r in op.results]
+    cond = ctx.scalar(op.condition)
+    then = b.append_basic_block("then")
+    other = b.append_basic_block("else")
+    done = b.append_basic_block("endif")
+    b.cbranch(cond, then, other)
+    for block, bb in ((op.then_block, then), (op.else_block, other)):
+        ctx.b.position_at_end(bb)
+        if block is not None:
+            term = lower_region_body(ctx, block, [])
+            write_all(ctx, slots, term.operands)
+        elif slots:
+            raise UnsupportedError("cpu_ref", "scf.if with results but no else region", op.loc)
+        ctx.b.branch(done)
+    ctx.b.position_at_end(done)
+    for r, s in zip(op.results, slots):
+        ctx.values[r] = s.read()
+
+
+@RULES.register(O.While)
+def lower_while(ctx: LoweringContext, op: O.While) -> None:
+    before_slots = [Slot(ctx, a) for a in op.before.args]
+    after_slots = [Slot(ctx, a) for a in op.after.args]
+    write_all(ctx, before_slots, op.operands)
+    header = ctx.b.append_basic_block("while")
+    body = ctx.b.append_basic_block("while.body")
+    exit_ = ctx.b.append_basic_block("while.end")
+    ctx.b.branch(header)
+    ctx.b.position_at_end(header)
+    cond_op = lower_region_body(ctx, op.before, [s.read() for s in before_slots])
+    assert isinstance(cond_op, O.Condition), f"scf.while before-region ends in {cond_op.op_name}"
+    write_all(ctx, after_slots, cond_op.operands[1:])
+    ctx.b.cbranch(ctx.scalar(cond_op.operands[0]), body, exit_)
+    ctx.b.position_at_end(body)
+    term = lower_region_body(ctx, op.after, [s.read() for s in after_slots])
+    write_all(ctx, before_slots, term.operands)
+    ctx.b.branch(header)
+    ctx.b.position_at_end(exit_)
+    for r, s in zip(op.results, after_slots):
+        ctx.values[r] = s.read()
+
+
+@RULES.register(O.Return)
+def lower_return(ctx: LoweringContext, op: O.Return) -> None:
+    if not op.operands:
+        ctx.b.ret_void()
+        return
+    vals = [ctx.get(v) for v in op.operands]
+    if any(isinstance(v, Tile) for v in vals):
+        raise UnsupportedError("cpu_ref", "returning a tensor from a noinline function", op.loc)
+    if len(vals) == 1:
+        ctx.b.ret(vals[0])
+        return
+    agg = ir.Constant(ctx.fn.function_type.return_type, None)
+    for i, v in enumerate(vals):
+        agg = ctx.b.insert_value(agg, v, i)
+    ctx.b.ret(agg)
+
+
+@RULES.register(O.Call)
+def lower_call(ctx: LoweringContext, op: O.Call) -> None:
+    fn = ctx.functions.get(op.callee)
+    if fn is None:
+        raise UnsupportedError("cpu_ref", f"call to unknown function @{op.callee}", op.loc)
+    args = [ctx.get(v) for v in op.operands]
+    if any(isinstance(a, Tile) for a in args):
+        raise UnsupportedError("cpu_ref", f"passing a tensor to noinline function @{op.callee}", op.loc)
+    r = ctx.b.call(fn, [*args, *ctx.program_ids, *ctx.num_programs])
+    if len(op.results) == 1:
+        ctx.define(op.result, r)
+    else:
+        for i, res in enumerate(op.results):
+            ctx.define(res, ctx.b.extract_value(r, i))

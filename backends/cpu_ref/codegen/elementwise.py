@@ -1,0 +1,347 @@
+"""Elementwise rules: arith and math ops, casts, select, clamp. Each rule is the scalar computation; `lift` turns
+it into a tile generator when the operands are tensors.
+
+Integer division, remainder and shifts are guarded so that values the GPU computes harmlessly (x/0 in a masked-off
+lane, shifts by >= the bit width) neither trap nor become LLVM poison on the CPU; the results follow PTX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateNan, RoundingMode
+
+from .context import LoweringContext, Tile
+from .rules import RULES
+from .types import BF16, F16, F32, F64, bit_width, is_float_type, llvm_type
+
+Scalar = Callable[..., ir.Value]
+
+
+def lift(ctx: LoweringContext, op: O.Op, fn: Scalar) -> None:
+    """Define `op`'s single result as `fn(*operand elements)`, elementwise over tensors."""
+    res = op.result
+    srcs = [ctx.get(v) for v in op.operands]
+    if not res.type.is_tensor:
+        ctx.define(res, fn(*srcs))
+        return
+    cost = 1 + sum(s.cost for s in srcs if isinstance(s, Tile) and s.buf is None)
+
+    def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
+        return fn(*[s.element(b, idx) if isinstance(s, Tile) else s for s in srcs])
+
+    ctx.define(res, Tile(res.type.shape, llvm_type(res.type), gen=gen, cost=cost))
+
+
+def call_intrinsic(ctx: LoweringContext, name: str, args: list[ir.Value], ret: ir.Type | None = None) -> ir.Value:
+    ty = args[0].type
+    suffix = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}.get(ty) or f"i{ty.width}"
+    fn = ctx.intrinsic(f"{name}.{suffix}", ret or ty, [a.type for a in args])
+    return ctx.b.call(fn, args)
+
+
+def call_libm(ctx: LoweringContext, name: str, args: list[ir.Value]) -> ir.Value:
+    """A C math library function (`name` is the double version; `name + 'f'` the float one); half types widen."""
+    b = ctx.b
+    ty = args[0].type
+    if ty == F64:
+        return b.call(ctx.intrinsic(name, F64, [F64] * len(args)), args)
+    wide = [a if a.type == F32 else b.fpext(a, F32) for a in args]
+    r = b.call(ctx.intrinsic(name + "f", F32, [F32] * len(args)), wide)
+    return r if ty == F32 else b.fptrunc(r, ty)
+
+
+# ---- integer -------------------------------------------------------------------------------------------------------
+
+def _all_ones(ty: ir.IntType) -> ir.Constant:
+    return ir.Constant(ty, -1)
+
+
+def _div(ctx: LoweringContext, a: ir.Value, c: ir.Value, signed: bool, rem: bool) -> ir.Value:
+    b = ctx.b
+    ty = a.type
+    zero = b.icmp_unsigned("==", c, ir.Constant(ty, 0))
+    if signed:
+        # INT_MIN / -1 traps on x86 as surely as x / 0 does: route -1 through negation instead
+        minus1 = b.icmp_signed("==", c, _all_ones(ty))
+        bad = b.or_(zero, minus1)
+        safe = b.select(bad, ir.Constant(ty, 1), c)
+        r = b.srem(a, safe) if rem else b.sdiv(a, safe)
+        alt_m1 = ir.Constant(ty, 0) if rem else b.sub(ir.Constant(ty, 0), a)
+        r = b.select(minus1, alt_m1, r)
+    else:
+        safe = b.select(zero, ir.Constant(ty, 1), c)
+        r = b.urem(a, safe) if rem else b.udiv(a, safe)
+    return b.select(zero, a if rem else _all_ones(ty), r)
+
+
+def _shift(ctx: LoweringContext, a: ir.Value, c: ir.Value, kind: str) -> ir.Value:
+    b = ctx.b
+    ty = a.type
+    width = ir.Constant(ty, ty.width)
+    big = b.icmp_unsigned(">=", c, width)
+    safe = b.select(big, ir.Constant(ty, 0), c)
+    if kind == "shl":
+        return b.select(big, ir.Constant(ty, 0), b.shl(a, safe))
+    if kind == "lshr":
+        return b.select(big, ir.Constant(ty, 0), b.lshr(a, safe))
+    return b.ashr(a, b.select(big, ir.Constant(ty, ty.width - 1), c))
+
+
+def _mulhi(ctx: LoweringContext, a: ir.Value, c: ir.Value) -> ir.Value:
+    b = ctx.b
+    w = a.type.width
+    wide = ir.IntType(2 * w)
+    p = b.mul(b.zext(a, wide), b.zext(c, wide))
+    return b.trunc(b.lshr(p, ir.Constant(wide, w)), a.type)
+
+
+_INT_BINARY: dict[type, Callable[[LoweringContext, ir.Value, ir.Value], ir.Value]] = {
+    O.AddI: lambda ctx, a, c: ctx.b.add(a, c),
+    O.SubI: lambda ctx, a, c: ctx.b.sub(a, c),
+    O.MulI: lambda ctx, a, c: ctx.b.mul(a, c),
+    O.DivSI: lambda ctx, a, c: _div(ctx, a, c, True, False),
+    O.DivUI: lambda ctx, a, c: _div(ctx, a, c, False, False),
+    O.RemSI: lambda ctx, a, c: _div(ctx, a, c, True, True),
+    O.RemUI: lambda ctx, a, c: _div(ctx, a, c, False, True),
+    O.MinSI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.smin", [a, c]),
+    O.MaxSI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.smax", [a, c]),
+    O.MinUI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.umin", [a, c]),
+    O.MaxUI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.umax", [a, c]),
+    O.ShLI: lambda ctx, a, c: _shift(ctx, a, c, "shl"),
+    O.ShRSI: lambda ctx, a, c: _shift(ctx, a, c, "ashr"),
+    O.ShRUI: lambda ctx, a, c: _shift(ctx, a, c, "lshr"),
+    O.AndI: lambda ctx, a, c: ctx.b.and_(a, c),
+    O.OrI: lambda ctx, a, c: ctx.b.or_(a, c),
+    O.XOrI: lambda ctx, a, c: ctx.b.xor(a, c),
+    O.MulhiUI: _mulhi,
+}
+
+
+@RULES.register(*_INT_BINARY)
+def lower_int_binary(ctx: LoweringContext, op: O.Op) -> None:
+    f = _INT_BINARY[type(op)]
+    lift(ctx, op, lambda a, c: f(ctx, a, c))
+
+
+# ---- float ---------------------------------------------------------------------------------------------------------
+
+def _fbin(name: str) -> Callable[[LoweringContext, ir.Value, ir.Value], ir.Value]:
+    def f(ctx: LoweringContext, a: ir.Value, c: ir.Value) -> ir.Value:
+        return getattr(ctx.b, name)(a, c, flags=ctx.fastmath)
+
+    return f
+
+
+_FLOAT_BINARY: dict[type, Callable[[LoweringContext, ir.Value, ir.Value], ir.Value]] = {
+    O.AddF: _fbin("fadd"),
+    O.SubF: _fbin("fsub"),
+    O.MulF: _fbin("fmul"),
+    O.DivF: _fbin("fdiv"),
+    O.RemF: lambda ctx, a, c: ctx.b.frem(a, c),
+    O.PreciseDivF: lambda ctx, a, c: ctx.b.fdiv(a, c),
+    O.ApproxDivF: lambda ctx, a, c: ctx.b.fdiv(a, c),
+    O.MaxNumF: lambda ctx, a, c: call_intrinsic(ctx, "llvm.maxnum", [a, c]),
+    O.MinNumF: lambda ctx, a, c: call_intrinsic(ctx, "llvm.minnum", [a, c]),
+    O.MaximumF: lambda ctx, a, c: call_intrinsic(ctx, "llvm.maximum", [a, c]),
+    O.MinimumF: lambda ctx, a, c: call_intrinsic(ctx, "llvm.minimum", [a, c]),
+    O.PowF: lambda ctx, a, c: call_intrinsic(ctx, "llvm.pow", [a, c]),
+    O.CopySign: lambda ctx, a, c: call_intrinsic(ctx, "llvm.copysign", [a, c]),
+    O.Atan2: lambda ctx, a, c: call_libm(ctx, "atan2", [a, c]),
+}
+
+
+@RULES.register(*_FLOAT_BINARY)
+def lower_float_binary(ctx: LoweringContext, op: O.Op) -> None:
+    f = _FLOAT_BINARY[type(op)]
+    lift(ctx, op, lambda a, c: f(ctx, a, c))
+
+
+def _intr(name: str) -> Callable[[LoweringContext, ir.Value], ir.Value]:
+    return lambda ctx, a: call_intrinsic(ctx, name, [a])
+
+
+def _libm(name: str) -> Callable[[LoweringContext, ir.Value], ir.Value]:
+    return lambda ctx, a: call_libm(ctx, name, [a])
+
+
+def _rsqrt(ctx: LoweringContext, a: ir.Value) -> ir.Value:
+    return ctx.b.fdiv(ir.Constant(a.type, 1.0), call_intrinsic(ctx, "llvm.sqrt", [a]))
+
+
+_FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
+    O.NegF: lambda ctx, a: ctx.b.fneg(a),
+    O.Exp: _intr("llvm.exp"), O.Exp2: _intr("llvm.exp2"), O.Log: _intr("llvm.log"), O.Log2: _intr("llvm.log2"),
+    O.Log10: _intr("llvm.log10"), O.Sin: _intr("llvm.sin"), O.Cos: _intr("llvm.cos"), O.Sqrt: _intr("llvm.sqrt"),
+    O.PreciseSqrt: _intr("llvm.sqrt"), O.AbsF: _intr("llvm.fabs"), O.Floor: _intr("llvm.floor"),
+    O.Ceil: _intr("llvm.ceil"), O.Trunc: _intr("llvm.trunc"), O.Round: _intr("llvm.round"),
+    O.RoundEven: _intr("llvm.roundeven"), O.Rsqrt: _rsqrt,
+    O.Tan: _libm("tan"), O.Asin: _libm("asin"), O.Acos: _libm("acos"), O.Atan: _libm("atan"),
+    O.Sinh: _libm("sinh"), O.Cosh: _libm("cosh"), O.Tanh: _libm("tanh"), O.Asinh: _libm("asinh"),
+    O.Acosh: _libm("acosh"), O.Atanh: _libm("atanh"), O.Erf: _libm("erf"), O.Erfc: _libm("erfc"),
+    O.Expm1: _libm("expm1"), O.Log1p: _libm("log1p"), O.Cbrt: _libm("cbrt"),
+}
+
+
+@RULES.register(*_FLOAT_UNARY)
+def lower_float_unary(ctx: LoweringContext, op: O.Op) -> None:
+    f = _FLOAT_UNARY[type(op)]
+    lift(ctx, op, lambda a: f(ctx, a))
+
+
+_INT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
+    O.AbsI: lambda ctx, a: call_intrinsic(ctx, "llvm.abs", [a, ir.Constant(ir.IntType(1), 0)]),
+    O.CountLeadingZeros: lambda ctx, a: call_intrinsic(ctx, "llvm.ctlz", [a, ir.Constant(ir.IntType(1), 0)]),
+    O.CountTrailingZeros: lambda ctx, a: call_intrinsic(ctx, "llvm.cttz", [a, ir.Constant(ir.IntType(1), 0)]),
+    O.CtPop: _intr("llvm.ctpop"),
+}
+
+
+@RULES.register(*_INT_UNARY)
+def lower_int_unary(ctx: LoweringContext, op: O.Op) -> None:
+    f = _INT_UNARY[type(op)]
+    lift(ctx, op, lambda a: f(ctx, a))
+
+
+@RULES.register(O.Fma)
+def lower_fma(ctx: LoweringContext, op: O.Op) -> None:
+    lift(ctx, op, lambda a, c, d: call_intrinsic(ctx, "llvm.fma", [a, c, d]))
+
+
+# ---- comparisons and select ----------------------------------------------------------------------------------------
+
+_ICMP = {
+    CmpIPredicate.EQ: (False, "=="), CmpIPredicate.NE: (False, "!="),
+    CmpIPredicate.SLT: (True, "<"), CmpIPredicate.SLE: (True, "<="), CmpIPredicate.SGT: (True, ">"),
+    CmpIPredicate.SGE: (True, ">="), CmpIPredicate.ULT: (False, "<"), CmpIPredicate.ULE: (False, "<="),
+    CmpIPredicate.UGT: (False, ">"), CmpIPredicate.UGE: (False, ">="),
+}
+
+
+@RULES.register(O.CmpI)
+def lower_cmpi(ctx: LoweringContext, op: O.CmpI) -> None:
+    signed, pred = _ICMP[op.predicate]
+    cmp = ctx.b.icmp_signed if signed else ctx.b.icmp_unsigned
+    lift(ctx, op, lambda a, c: cmp(pred, a, c))
+
+
+_FCMP = {
+    CmpFPredicate.OEQ: (True, "=="), CmpFPredicate.OGT: (True, ">"), CmpFPredicate.OGE: (True, ">="),
+    CmpFPredicate.OLT: (True, "<"), CmpFPredicate.OLE: (True, "<="), CmpFPredicate.ONE: (True, "!="),
+    CmpFPredicate.ORD: (True, "ord"), CmpFPredicate.UEQ: (False, "=="), CmpFPredicate.UGT: (False, ">"),
+    CmpFPredicate.UGE: (False, ">="), CmpFPredicate.ULT: (False, "<"), CmpFPredicate.ULE: (False, "<="),
+    CmpFPredicate.UNE: (False, "!="), CmpFPredicate.UNO: (False, "uno"),
+}
+
+
+@RULES.register(O.CmpF)
+def lower_cmpf(ctx: LoweringContext, op: O.CmpF) -> None:
+    p = op.predicate
+    if p in (CmpFPredicate.FALSE, CmpFPredicate.TRUE):
+        value = ir.Constant(ir.IntType(1), int(p is CmpFPredicate.TRUE))
+        lift(ctx, op, lambda a, c: value)
+        return
+    ordered, pred = _FCMP[p]
+    cmp = ctx.b.fcmp_ordered if ordered else ctx.b.fcmp_unordered
+    lift(ctx, op, lambda a, c: cmp(pred, a, c))
+
+
+@RULES.register(O.Select)
+def lower_select(ctx: LoweringContext, op: O.Select) -> None:
+    lift(ctx, op, lambda c, a, d: ctx.b.select(c, a, d))
+
+
+@RULES.register(O.ClampF)
+def lower_clampf(ctx: LoweringContext, op: O.ClampF) -> None:
+    nan = op.propagate_nan == PropagateNan.ALL
+    mx, mn = ("llvm.maximum", "llvm.minimum") if nan else ("llvm.maxnum", "llvm.minnum")
+    lift(ctx, op, lambda x, lo, hi: call_intrinsic(ctx, mn, [call_intrinsic(ctx, mx, [x, lo]), hi]))
+
+
+# ---- casts ---------------------------------------------------------------------------------------------------------
+
+def _int_resize(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> ir.Value:
+    if a.type.width == to.width:
+        return a
+    if a.type.width > to.width:
+        return ctx.b.trunc(a, to)
+    return ctx.b.sext(a, to) if signed else ctx.b.zext(a, to)
+
+
+def _float_resize(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
+    if a.type == to:
+        return a
+    if bit_width(a.type) < bit_width(to) or (a.type == BF16 and to == F16) or (a.type == F16 and to == BF16):
+        if bit_width(a.type) == bit_width(to):
+            return ctx.b.fptrunc(ctx.b.fpext(a, F32), to)
+        return ctx.b.fpext(a, to)
+    return ctx.b.fptrunc(a, to)
+
+
+def _fp_to_int(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> ir.Value:
+    """Saturating, NaN → 0: what PTX's cvt.rzi does, instead of LLVM's poison for out-of-range values."""
+    name = "llvm.fptosi.sat" if signed else "llvm.fptoui.sat"
+    suffix = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}[a.type]
+    fn = ctx.intrinsic(f"{name}.i{to.width}.{suffix}", to, [a.type])
+    return ctx.b.call(fn, [a])
+
+
+def _bitcast(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
+    return a if a.type == to else ctx.b.bitcast(a, to)
+
+
+def _rtz_trunc(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
+    """f32 → f16/bf16 rounding toward zero: step the nearest-even result back when it rounded away from zero."""
+    b = ctx.b
+    r = b.fptrunc(a, to)
+    back = b.fpext(r, a.type)
+    away = b.fcmp_ordered(">", call_intrinsic(ctx, "llvm.fabs", [back]), call_intrinsic(ctx, "llvm.fabs", [a]))
+    bits = b.bitcast(r, ir.IntType(16))
+    stepped = b.bitcast(b.sub(bits, ir.Constant(ir.IntType(16), 1)), to)
+    is_inf = b.fcmp_ordered("==", call_intrinsic(ctx, "llvm.fabs", [back]), ir.Constant(a.type, float("inf")))
+    finite_src = b.fcmp_ordered("<", call_intrinsic(ctx, "llvm.fabs", [a]), ir.Constant(a.type, float("inf")))
+    use_step = b.or_(away, b.and_(is_inf, finite_src))
+    return b.select(use_step, stepped, r)
+
+
+def _cast_fn(ctx: LoweringContext, op: O.Op) -> Callable[[ir.Value], ir.Value]:
+    to = llvm_type(op.result.type)
+    b = ctx.b
+    cls = type(op)
+    if cls is O.ExtSI or cls is O.IndexCast:
+        return lambda a: _int_resize(ctx, a, to, True)
+    if cls in (O.ExtUI, O.TruncI, O.IndexCastUI):
+        return lambda a: _int_resize(ctx, a, to, False)
+    if cls in (O.ExtF, O.TruncF):
+        return lambda a: _float_resize(ctx, a, to)
+    if cls is O.SIToFP:
+        return lambda a: b.sitofp(a, to)
+    if cls is O.UIToFP:
+        return lambda a: b.uitofp(a, to)
+    if cls is O.FPToSI:
+        return lambda a: _fp_to_int(ctx, a, to, True)
+    if cls is O.FPToUI:
+        return lambda a: _fp_to_int(ctx, a, to, False)
+    if cls in (O.ArithBitcast, O.TTBitcast):
+        return lambda a: _bitcast(ctx, a, to)
+    if cls is O.IntToPtr:
+        return lambda a: b.inttoptr(a, to)
+    if cls is O.PtrToInt:
+        return lambda a: b.ptrtoint(a, to)
+    if cls is O.FpToFp:
+        src = llvm_type(op.operands[0].type)
+        if not (is_float_type(src) and to in (F16, BF16, F32, F64)):
+            raise UnsupportedError("cpu_ref", f"tt.fp_to_fp from {op.operands[0].type.element} to "
+                                   f"{op.result.type.element}", op.loc)
+        if getattr(op, "rounding", None) == RoundingMode.RTZ and bit_width(to) < bit_width(src):
+            return lambda a: _rtz_trunc(ctx, a, to)
+        return lambda a: _float_resize(ctx, a, to)
+    raise UnsupportedError("cpu_ref", f"cast {op.op_name}", op.loc)
+
+
+@RULES.register(O.CastOp)
+def lower_cast(ctx: LoweringContext, op: O.Op) -> None:
+    lift(ctx, op, _cast_fn(ctx, op))

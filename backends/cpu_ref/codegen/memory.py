@@ -1,0 +1,117 @@
+"""Pointer arithmetic, loads and stores.
+
+A masked-off lane never touches memory: loads and stores are guarded per element by a branch, which LLVM's
+vectorizer turns into masked vector loads/stores on AVX2/AVX-512.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir import types as T
+
+from .context import LoweringContext, Tile
+from .elementwise import lift
+from .rules import RULES
+from .types import I1, I64, llvm_type, storage_type
+
+
+def pointee_storage(t: T.Type) -> ir.Type:
+    ptr = t.element
+    assert isinstance(ptr, T.PointerType), f"expected a pointer type, got {t}"
+    return storage_type(ptr.pointee)
+
+
+@RULES.register(O.AddPtr)
+def lower_addptr(ctx: LoweringContext, op: O.AddPtr) -> None:
+    st = pointee_storage(op.ptr.type)
+
+    def f(p: ir.Value, off: ir.Value) -> ir.Value:
+        b = ctx.b
+        if off.type != I64:
+            off = b.sext(off, I64)
+        return b.gep(p, [off], source_etype=st)
+
+    lift(ctx, op, f)
+
+
+def _load_one(ctx: LoweringContext, ptr: ir.Value, st: ir.Type, ety: ir.Type, mask: ir.Value | None,
+              other: ir.Value | None) -> ir.Value:
+    b = ctx.b
+
+    def do_load() -> ir.Value:
+        v = b.load(ptr, typ=st)
+        return b.icmp_unsigned("!=", v, ir.Constant(st, 0)) if ety == I1 else v
+
+    if mask is None:
+        return do_load()
+    fallback = other if other is not None else ir.Constant(ety, None)
+    if isinstance(mask, ir.Constant) and mask.constant == 1:
+        return do_load()
+    pre = b.block
+    then = b.append_basic_block("ld")
+    done = b.append_basic_block("ld.done")
+    b.cbranch(mask, then, done)
+    b.position_at_end(then)
+    v = do_load()
+    then_end = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    phi = b.phi(ety)
+    phi.add_incoming(v, then_end)
+    phi.add_incoming(fallback, pre)
+    return phi
+
+
+@RULES.register(O.Load)
+def lower_load(ctx: LoweringContext, op: O.Load) -> None:
+    res = op.result
+    ety = llvm_type(res.type)
+    st = pointee_storage(op.ptr.type)
+    ptr = ctx.get(op.ptr)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    other = ctx.get(op.other) if op.other is not None else None
+    if not res.type.is_tensor:
+        ctx.define(res, _load_one(ctx, ptr, st, ety, mask, other))
+        return
+    out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
+
+    def elem(x, idx: list[ir.Value]) -> ir.Value | None:
+        if x is None:
+            return None
+        return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+    def body(idx: list[ir.Value]) -> None:
+        v = _load_one(ctx, elem(ptr, idx), st, ety, elem(mask, idx), elem(other, idx))
+        ctx.store_element(out, idx, v)
+
+    ctx.loop_nest(res.type.shape, body)
+    ctx.define(res, out)
+
+
+@RULES.register(O.Store)
+def lower_store(ctx: LoweringContext, op: O.Store) -> None:
+    st = pointee_storage(op.ptr.type)
+    ptr, val = ctx.get(op.ptr), ctx.get(op.value)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+
+    def store_one(p: ir.Value, v: ir.Value, m: ir.Value | None) -> None:
+        b = ctx.b
+        if v.type == I1:
+            v = b.zext(v, st)
+        if m is None:
+            b.store(v, p)
+        else:
+            with b.if_then(m):
+                b.store(v, p)
+
+    if not op.ptr.type.is_tensor:
+        store_one(ptr, val, mask)
+        return
+
+    def elem(x, idx: list[ir.Value]) -> ir.Value | None:
+        if x is None:
+            return None
+        return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+    ctx.loop_nest(op.ptr.type.shape, lambda idx: store_one(elem(ptr, idx), elem(val, idx), elem(mask, idx)))

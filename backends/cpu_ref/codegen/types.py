@@ -1,0 +1,74 @@
+"""SDK IR types → LLVM types (llvmlite.ir), plus the bfloat type llvmlite does not ship."""
+
+from __future__ import annotations
+
+import struct
+
+from llvmlite import ir
+from llvmlite.ir.types import _BaseFloatType
+from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.ir import types as T
+
+
+class BFloatType(_BaseFloatType):
+    """LLVM's `bfloat`; constants are spelled `0xRXXXX` (the top 16 bits of the float32, rounded to nearest even)."""
+
+    null = "0.0"
+    intrinsic_name = "bf16"
+
+    def __str__(self) -> str:
+        return "bfloat"
+
+    def format_constant(self, value: float) -> str:
+        return f"0xR{float_to_bf16_bits(value):04X}"
+
+
+BFloatType._create_instance()
+
+
+def float_to_bf16_bits(value: float) -> int:
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
+        return 0x7FC0
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
+F16, BF16, F32, F64 = ir.HalfType(), BFloatType(), ir.FloatType(), ir.DoubleType()
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+
+_FLOATS = {T.FloatKind.F16: F16, T.FloatKind.BF16: BF16, T.FloatKind.F32: F32, T.FloatKind.F64: F64}
+
+
+def llvm_type(t: T.Type, backend: str = "cpu_ref") -> ir.Type:
+    """The LLVM type of one element (tensors are lowered element by element)."""
+    t = t.element
+    if isinstance(t, T.IntType):
+        return ir.IntType(t.width)
+    if isinstance(t, T.IndexType):
+        return I64
+    if isinstance(t, T.FloatType):
+        lt = _FLOATS.get(t.kind)
+        if lt is None:
+            raise UnsupportedError(backend, f"float type {t} has no native CPU representation here")
+        return lt
+    if isinstance(t, T.PointerType):
+        return PTR
+    raise UnsupportedError(backend, f"type {t} cannot be lowered to LLVM")
+
+
+def storage_type(t: T.Type) -> ir.Type:
+    """How an element is stored in memory: i1 is a byte in Triton's memory model."""
+    lt = llvm_type(t)
+    return I8 if lt == I1 else lt
+
+
+def is_float_type(lt: ir.Type) -> bool:
+    return isinstance(lt, _BaseFloatType)
+
+
+def bit_width(lt: ir.Type) -> int:
+    if isinstance(lt, ir.IntType):
+        return lt.width
+    return {F16: 16, BF16: 16, F32: 32, F64: 64}[lt]

@@ -1,0 +1,76 @@
+"""What Triton's entry point loads for cpu_ref: its one concrete `BaseBackend` subclass.
+
+Kept import-light (no llvmlite, no torch): Triton imports this module while `import triton` runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from triton.backends.compiler import GPUTarget
+from triton_backend_sdk import __version__
+from triton_backend_sdk.backend import CompileState, TargetBackend
+from triton_backend_sdk.options import Options
+from triton_backend_sdk.pipeline import Stage
+from triton_backend_sdk.target import TargetDescriptor
+
+NAME = "cpu_ref"
+
+
+def _vector_bits(features: tuple[str, ...]) -> int:
+    if "+avx512f" in features:
+        return 512
+    if "+avx2" in features or "+avx" in features:
+        return 256
+    return 128
+
+
+@functools.cache
+def host_descriptor() -> TargetDescriptor:
+    from .llvm import host_cpu
+
+    cpu, feature_str = host_cpu()
+    features = tuple(sorted(f for f in feature_str.split(",") if f.startswith("+")))
+    return TargetDescriptor(
+        name=NAME, arch=cpu, warp_size=1, max_threads_per_program=1 << 16, shared_memory_bytes=0,
+        vector_width_bits=_vector_bits(features), num_compute_units=len(os.sched_getaffinity(0)),
+        features=features)
+
+
+class CPURefBackend(TargetBackend):
+    name = NAME
+    version = __version__
+    binary_ext = "obj"
+
+    @classmethod
+    def describe(cls, target: GPUTarget | None = None) -> TargetDescriptor:
+        host = host_descriptor()
+        if target is None or str(target.arch) == host.arch:
+            return host
+        # another CPU model: LLVM derives its features from the name
+        return TargetDescriptor(name=NAME, arch=str(target.arch), warp_size=1, max_threads_per_program=1 << 16)
+
+    def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
+        return [
+            Stage("llir", lambda src, md: self.make_llir(src, md, state, options)),
+            Stage("obj", lambda src, md: self.make_obj(src, md, options)),
+        ]
+
+    def _features(self) -> str:
+        return ",".join(self.descriptor.features)
+
+    def make_llir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
+        from .codegen import RULES, lower_module
+        from .llvm import optimize
+
+        module = state.module_for(src)
+        name = metadata["name"]
+        llmod = lower_module(module, name, RULES, options)
+        return optimize(str(llmod), self.descriptor.arch, self._features(), options.opt_level, name)
+
+    def make_obj(self, src: str, metadata: dict, options: Options) -> bytes:
+        from .llvm import emit_object
+
+        return emit_object(src, self.descriptor.arch, self._features(), options.opt_level, metadata["name"])

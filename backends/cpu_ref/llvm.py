@@ -1,0 +1,88 @@
+"""LLVM through llvmlite: the host target machine, the optimisation pipeline, object emission and the JIT loader.
+
+Imported only when a kernel is compiled or loaded, so that `import triton` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+
+import llvmlite.binding as llvm
+from triton_backend_sdk.errors import ToolError
+
+_lock = threading.Lock()
+_lib_ids = itertools.count()
+
+
+@functools.cache
+def _init() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+@functools.cache
+def host_cpu() -> tuple[str, str]:
+    """(LLVM CPU name, feature string) of this machine."""
+    _init()
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+@functools.cache
+def target_machine(cpu: str, features: str, opt_level: int) -> llvm.TargetMachine:
+    _init()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=cpu, features=features, opt=opt_level, reloc="pic", codemodel="default")
+
+
+def optimize(ir_text: str, cpu: str, features: str, opt_level: int, name: str) -> str:
+    """Parse, verify and optimise LLVM IR text for the CPU; returns the optimised IR text."""
+    tm = target_machine(cpu, features, opt_level)
+    with _lock:
+        try:
+            mod = llvm.parse_assembly(ir_text)
+            mod.triple = tm.triple
+            mod.data_layout = str(tm.target_data)
+            mod.verify()
+        except RuntimeError as e:
+            raise ToolError(f"cpu_ref: LLVM rejected the IR generated for kernel {name!r}: {e}") from e
+        if opt_level > 0:
+            pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pto.loop_unrolling = True
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        return str(mod)
+
+
+def emit_object(ir_text: str, cpu: str, features: str, opt_level: int, name: str) -> bytes:
+    tm = target_machine(cpu, features, opt_level)
+    with _lock:
+        try:
+            mod = llvm.parse_assembly(ir_text)
+        except RuntimeError as e:
+            raise ToolError(f"cpu_ref: cannot re-read LLVM IR of kernel {name!r}: {e}") from e
+        return tm.emit_object(mod)
+
+
+class LoadedObject:
+    """A kernel object linked into the process-wide JIT; holding it keeps the code mapped."""
+
+    def __init__(self, lib: object, function: int) -> None:
+        self.lib = lib
+        self.function = function
+
+
+@functools.cache
+def _jit() -> llvm.LLJIT:
+    cpu, features = host_cpu()
+    return llvm.create_lljit_compiler(target_machine(cpu, features, 3))
+
+
+def load_object(name: str, obj: bytes) -> LoadedObject:
+    with _lock:
+        lib = (llvm.JITLibraryBuilder().add_object_img(obj).export_symbol(name)
+               .link(_jit(), f"{name}.{next(_lib_ids)}"))
+        return LoadedObject(lib, lib[name])

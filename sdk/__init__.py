@@ -1,0 +1,68 @@
+"""triton-backend-sdk: give stock Triton a new backend without forking it.
+
+The public face is loaded lazily so that importing a backend from Triton's entry points stays fast and never pulls
+in heavy modules (llvmlite, pyopencl, torch) before they are needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+#: version of the contract between the SDK and the backends/plugins built on it
+API_VERSION = 1
+
+_LAZY = {
+    "TargetBackend": "backend",
+    "CompileState": "backend",
+    "TargetDescriptor": "target",
+    "Options": "options",
+    "SDKDriver": "driver",
+    "Pipeline": "pipeline",
+    "Stage": "pipeline",
+    "IRPass": "pipeline",
+    "inject": "pipeline",
+    "RuleTable": "lowering",
+    "SDKError": "errors",
+    "LoweringError": "errors",
+    "UnsupportedError": "errors",
+    "OptionsError": "errors",
+    "ToolError": "errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'triton_backend_sdk' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+
+
+def backend_class(name: str) -> Any:
+    """The `TargetBackend` subclass Triton registered under `name` (entry point group `triton.backends`)."""
+    from triton.backends import backends
+
+    if name not in backends:
+        raise KeyError(f"no Triton backend named {name!r}; registered: {sorted(backends)}")
+    return backends[name].compiler
+
+
+def target(name: str = "cpu_ref") -> Any:
+    """The `GPUTarget` of backend `name` on this machine, for `triton.compile(..., target=target(name))`."""
+    cls = backend_class(name)
+    if not hasattr(cls, "describe"):
+        raise TypeError(f"backend {name!r} is not an SDK backend; build its GPUTarget yourself")
+    return cls.describe(None).gpu_target()
+
+
+def use(name: str) -> Any:
+    """Make backend `name` Triton's active driver in this process (what TRITON_DEFAULT_BACKEND does at start-up)."""
+    from triton.backends import backends
+    from triton.runtime import driver
+
+    if name not in backends:
+        raise KeyError(f"no Triton backend named {name!r}; registered: {sorted(backends)}")
+    drv = backends[name].driver()
+    driver.set_active(drv)
+    return drv

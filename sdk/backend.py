@@ -1,0 +1,185 @@
+"""`TargetBackend`: Triton's `BaseBackend` implemented once for every SDK backend.
+
+A backend subclasses it and supplies three things: its descriptor (`describe`), its SDK IR passes (optional) and its
+code-generation stages after the SDK IR (`codegen_stages`). Everything Triton asks of a backend — options, stages,
+cache identity, codegen hooks — is answered here. This class stays abstract: Triton takes the single concrete
+`BaseBackend` subclass it finds in a backend's `compiler` module.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import hashlib
+from types import ModuleType
+from typing import Any, ClassVar
+
+from triton.backends.compiler import BaseBackend, GPUTarget, Language
+
+from . import __version__
+from .errors import UnsupportedError
+from .ir.core import Module
+from .options import Options
+from .pipeline import IRPass, PassContext, PassManager, Pipeline, Stage, injection_identity, injections_for
+from .target import TargetDescriptor
+
+
+class CompileState:
+    """What one compile's stages share: the SDK IR of the last IR stage, so the next stage need not re-read it.
+
+    The text is kept beside the module; if Triton hands the next stage other text (an IR override), it is re-read.
+    """
+
+    def __init__(self, backend: TargetBackend, options: Options) -> None:
+        self.backend = backend
+        self.options = options
+        self.module: Module | None = None
+        self.text: str | None = None
+
+    def remember(self, module: Module) -> str:
+        from .ir import print_module
+
+        self.module = module
+        self.text = print_module(module)
+        return self.text
+
+    def module_for(self, src: Any) -> Module:
+        from .ir import parse_ttir
+
+        if self.module is not None and src is self.text:
+            return self.module
+        text = src if isinstance(src, str) else _mlir_text(src)
+        return parse_ttir(text)
+
+
+def _mlir_text(mod: Any) -> str:
+    """TTIR text with locations (Triton's `str(module)` keeps them; `str_nodebug` would drop them)."""
+    return str(mod)
+
+
+class TargetBackend(BaseBackend):
+    #: the Triton backend name (GPUTarget.backend and the `triton.backends` entry-point name)
+    name: ClassVar[str] = ""
+    #: version of the backend package; part of the cache key
+    version: ClassVar[str] = "0"
+    #: file extension of the final stage (bytes Triton stores in its cache and hands to the driver)
+    binary_ext: ClassVar[str] = "bin"  # type: ignore[misc]
+    options_cls: ClassVar[type[Options]] = Options
+
+    def __init__(self, target: GPUTarget) -> None:
+        super().__init__(target)
+        self.descriptor = self.describe(target)
+
+    @classmethod
+    def supports_target(cls, target: GPUTarget) -> bool:  # type: ignore[override]
+        return target.backend == cls.name
+
+    @classmethod
+    @abc.abstractmethod
+    def describe(cls, target: GPUTarget | None = None) -> TargetDescriptor:
+        """The descriptor for `target`, or for the device this process would run on when `target` is None."""
+
+    @abc.abstractmethod
+    def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
+        """Stages after `sdkir`, ending in the binary stage named `binary_ext`."""
+
+    def ir_passes(self, options: Options) -> list[IRPass]:
+        """The backend's own SDK IR passes, run in the `sdkir` stage."""
+        return []
+
+    # ---- Triton's BaseBackend interface ------------------------------------------------------------------------
+
+    @functools.cache  # noqa: B019 - one backend object per target; cheap key
+    def hash(self) -> str:
+        key = f"{__version__}|{self.name}|{self.version}|{self.descriptor.hash()}|{injection_identity(self.name)}"
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    def parse_options(self, options: dict) -> Options:
+        d = self.descriptor
+        return self.options_cls.from_kwargs(options, warp_size=d.warp_size, arch=d.arch, backend_name=self.name)
+
+    def load_dialects(self, context: Any) -> None:
+        """TTIR needs only the core dialects Triton always loads."""
+
+    def get_module_map(self) -> dict[str, ModuleType]:
+        """`tl.extra.libdevice` resolves to CUDA's libdevice names; SDK backends map those symbols to their math."""
+        from triton.language.extra.cuda import libdevice
+
+        return {"triton.language.extra.libdevice": libdevice}
+
+    def get_codegen_implementation(self, options: Options) -> dict:
+        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
+
+    def pack_metadata(self, metadata: Any) -> tuple:
+        return (metadata.num_warps, metadata.num_ctas, metadata.shared)
+
+    def add_stages(self, stages: dict, options: Options, language: Language = Language.TRITON) -> None:
+        if language != Language.TRITON:
+            raise UnsupportedError(self.name, f"source language {language.name} (SDK backends compile Triton only)")
+        state = CompileState(self, options)
+        pipeline = self.make_pipeline(state, options)
+        injections = injections_for(self.name)
+        pipeline.install(stages, injections, functools.partial(self._run_ir_pass, state, options), options.dump_dir)
+        from triton import knobs
+
+        hook = knobs.runtime.add_stages_inspection_hook
+        if hook is not None:
+            hook(self, stages, options, language, None)
+
+    # ---- the SDK's stages --------------------------------------------------------------------------------------
+
+    def make_pipeline(self, state: CompileState, options: Options) -> Pipeline:
+        return Pipeline([
+            Stage("ttir", lambda src, md: self.make_ttir(src, md, options)),
+            Stage("sdkir", lambda src, md: self.make_sdkir(src, md, state, options)),
+            *self.codegen_stages(state, options),
+        ])
+
+    def ttir_passes(self, pm: Any, options: Options) -> None:
+        """Triton's own TTIR passes, as the GPU backends run them (tensor descriptors rewritten to pointers)."""
+        from triton._C.libtriton import passes
+
+        passes.common.add_inliner(pm)
+        passes.ttir.add_rewrite_tensor_descriptor_to_pointer(pm)
+        passes.common.add_canonicalizer(pm)
+        passes.ttir.add_combine(pm)
+        passes.ttir.add_reorder_broadcast(pm)
+        passes.common.add_cse(pm)
+        passes.common.add_symbol_dce(pm)
+        passes.ttir.add_loop_unroll(pm)
+
+    def make_ttir(self, mod: Any, metadata: dict, options: Options) -> Any:
+        from triton._C.libtriton import ir
+
+        pm = ir.pass_manager(mod.context)
+        pm.enable_debug()
+        self.ttir_passes(pm, options)
+        pm.run(mod, "make_ttir")
+        return mod
+
+    def make_sdkir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
+        from .ir import verify
+
+        module = state.module_for(src)
+        kernel = _kernel_func(module, self.name)
+        metadata["name"] = kernel.sym_name
+        metadata["shared"] = 0
+        ctx = PassContext(options, self.descriptor, metadata)
+        PassManager(self.ir_passes(options)).run(module, ctx, injections_for(self.name))
+        verify(module)
+        return state.remember(module)
+
+    def _run_ir_pass(self, state: CompileState, options: Options, p: IRPass, src: Any, metadata: dict) -> Any:
+        """Run an injected IR pass at a stage point: on the SDK IR of `src`, returning the new text."""
+        module = state.module_for(src)
+        p.run(module, PassContext(options, self.descriptor, metadata))
+        return state.remember(module)
+
+
+def _kernel_func(module: Module, backend: str) -> Any:
+    from .ir.ops import Func
+
+    public = [op for op in module.ops if isinstance(op, Func) and op.is_public]
+    if len(public) != 1:
+        raise UnsupportedError(backend, f"expected one public kernel function in the module, found {len(public)}")
+    return public[0]

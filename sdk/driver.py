@@ -1,0 +1,207 @@
+"""`SDKDriver`: Triton's `DriverBase` for host-driven SDK backends (a CPU, or a device reached through a host API).
+
+It answers everything `kernel[grid]`, `triton.testing.do_bench` and `triton.autotune` ask of the active driver.
+Activation rule: an SDK driver is never active where a non-SDK Triton driver (CUDA, HIP, ...) is active, unless
+`TRITON_DEFAULT_BACKEND` names it; so installing the SDK never changes what stock Triton picks on a GPU machine.
+This class stays abstract: Triton takes the single concrete `DriverBase` subclass in a backend's `driver` module.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+import os
+import time
+from typing import Any, ClassVar
+
+from triton.backends.driver import DriverBase
+
+from .target import TargetDescriptor
+
+
+def selected_backend() -> str | None:
+    return os.environ.get("TRITON_DEFAULT_BACKEND") or None
+
+
+def non_sdk_driver_active() -> bool:
+    """True if a Triton driver that is not an SDK driver (CUDA, HIP, another vendor's) reports itself active."""
+    from triton.backends import backends
+
+    for backend in backends.values():
+        drv = backend.driver
+        if isinstance(drv, type) and issubclass(drv, SDKDriver):
+            continue
+        if _safely_active(drv):
+            return True
+    return False
+
+
+def _safely_active(drv: type) -> bool:
+    """A broken third-party driver must not take the SDK down with it: an error counts as inactive."""
+    try:
+        return bool(drv.is_active())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+class HostEvent:
+    """A timing event for `triton.testing.do_bench`: SDK launches are synchronous, so host time is kernel time."""
+
+    def __init__(self, enable_timing: bool = True) -> None:
+        self.t: float | None = None
+
+    def record(self, stream: Any = None) -> None:
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, end: HostEvent) -> float:
+        if self.t is None or end.t is None:
+            raise RuntimeError("elapsed_time on an event that was not recorded")
+        return (end.t - self.t) * 1000.0
+
+    def synchronize(self) -> None:
+        pass
+
+
+class HostDeviceInterface:
+    """The subset of `torch.cuda` that Triton's benchmarking uses, for synchronous host-driven backends."""
+
+    Event = HostEvent
+
+    @staticmethod
+    def synchronize(device: Any = None) -> None:
+        pass
+
+    @staticmethod
+    def current_device() -> int:
+        return 0
+
+    @staticmethod
+    def device_count() -> int:
+        return 1
+
+    @staticmethod
+    def is_available() -> bool:
+        return True
+
+
+class BinaryModule:
+    """A loaded kernel binary: keeps whatever owns the code alive while Triton holds the function address."""
+
+    def __init__(self, owner: Any, function: int) -> None:
+        self.owner = owner
+        self.function = function
+
+
+class SDKUtils:
+    """`driver.utils`: what `CompiledKernel` calls to load binaries and query the device."""
+
+    def __init__(self, driver: SDKDriver) -> None:
+        self._driver = driver
+
+    def load_binary(self, name: str, kernel: bytes, shared: int, device: int) -> tuple[Any, int, int, int, int]:
+        module = self._driver.load_binary(name, kernel, device)
+        d = self._driver.descriptor()
+        return module, module.function, 0, 0, d.max_threads_per_program
+
+    def unload_module(self, module: Any) -> None:
+        self._driver.unload_binary(module)
+
+    def get_device_properties(self, device: int) -> dict[str, Any]:
+        d = self._driver.descriptor()
+        return {
+            "max_shared_mem": max(d.shared_memory_bytes, 1 << 30),
+            "multiprocessor_count": d.num_compute_units,
+            "max_num_regs": 1 << 16,
+            "warpSize": d.warp_size,
+            "sm_clock_rate": 0,
+            "mem_clock_rate": 0,
+            "mem_bus_width": 0,
+        }
+
+
+class SDKDriver(DriverBase):
+    #: the backend this driver runs (its `TargetBackend.name`)
+    backend_name: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.utils = SDKUtils(self)
+        self.launcher_cls = self.make_launcher
+        self._device = 0
+
+    # ---- what a backend supplies -------------------------------------------------------------------------------
+
+    @classmethod
+    @abc.abstractmethod
+    def compiler_class(cls) -> type:
+        """The backend's `TargetBackend` subclass (for its descriptor)."""
+
+    @abc.abstractmethod
+    def load_binary(self, name: str, kernel: bytes, device: int) -> BinaryModule:
+        """Make the final stage's bytes runnable; `function` is what the launcher receives."""
+
+    @abc.abstractmethod
+    def make_launcher(self, src: Any, metadata: Any) -> Any:
+        """A callable with Triton's launcher signature (gx, gy, gz, stream, function, ..., *args)."""
+
+    def unload_binary(self, module: Any) -> None:
+        """Release a binary; the default lets garbage collection do it."""
+
+    # ---- DriverBase -----------------------------------------------------------------------------------------
+
+    @classmethod
+    def is_active(cls) -> bool:
+        selected = selected_backend()
+        if selected is not None:
+            return selected == cls.backend_name
+        return cls.default_active() and not non_sdk_driver_active()
+
+    @classmethod
+    def default_active(cls) -> bool:
+        """Whether this backend is the default on a machine without another driver (only cpu_ref says yes)."""
+        return False
+
+    @functools.cache  # noqa: B019 - drivers are process singletons
+    def descriptor(self) -> TargetDescriptor:
+        return self.compiler_class().describe(None)
+
+    def get_current_target(self) -> Any:
+        return self.descriptor().gpu_target()
+
+    def get_current_device(self) -> int:
+        return self._device
+
+    def set_current_device(self, device: int) -> None:
+        if device != 0:
+            raise ValueError(f"{self.backend_name}: device {device} does not exist (only device 0)")
+        self._device = device
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        return torch.device("cpu")
+
+    def get_device_interface(self) -> type[HostDeviceInterface]:
+        return HostDeviceInterface
+
+    def get_benchmarker(self) -> Any:
+        from triton.testing import do_bench
+
+        return do_bench
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        """A buffer larger than the last-level cache, rewritten between timed runs to start them cold."""
+        import torch
+
+        return torch.empty(64 * 1024 * 1024 // 4, dtype=torch.int32)
+
+    def clear_cache(self, cache: Any) -> None:
+        cache.zero_()
+
+    def map_python_to_cpp_type(self, ty: str) -> str:
+        from .launch import cpp_type
+
+        return cpp_type(ty)

@@ -1,0 +1,45 @@
+"""Errors the SDK raises. Each compile-time error names what failed, where in the kernel, and how to reproduce it."""
+
+from __future__ import annotations
+
+from .ir.core import Location
+
+
+class SDKError(Exception):
+    """Base class of every error the SDK raises on purpose."""
+
+
+class OptionsError(SDKError, ValueError):
+    """An invalid compile option (name and accepted values in the message)."""
+
+
+class UnsupportedError(SDKError, NotImplementedError):
+    """The backend cannot compile this construct correctly; raised at compile time, never silently miscompiled."""
+
+    def __init__(self, backend: str, what: str, loc: Location | None = None, repro: str | None = None) -> None:
+        self.backend = backend
+        self.what = what
+        self.loc = loc
+        self.repro = repro
+        where = f" at {loc}" if loc is not None else ""
+        msg = f"[{backend}] {what}{where}"
+        if repro:
+            msg += f"\n  repro: {repro}"
+        super().__init__(msg)
+
+
+class LoweringError(UnsupportedError):
+    """No lowering rule exists for an op (or for its dtype) on this backend."""
+
+    def __init__(self, backend: str, op_name: str, dtype: str, loc: Location | None = None,
+                 repro: str | None = None, detail: str = "") -> None:
+        self.op_name = op_name
+        self.dtype = dtype
+        what = f"no lowering rule for op '{op_name}' with dtype {dtype}"
+        if detail:
+            what += f" ({detail})"
+        super().__init__(backend, what, loc, repro)
+
+
+class ToolError(SDKError, RuntimeError):
+    """An external tool (LLVM, an OpenCL compiler) failed; the message carries its log."""

@@ -1,0 +1,60 @@
+"""Lowering-rule registry: one function per op class, looked up along the op's class hierarchy.
+
+A rule registered for a family class (say `FloatUnaryOp`) covers every member that has no rule of its own. A missing
+rule raises `LoweringError` naming the op, its dtype and the kernel's source line, with a repro hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .errors import LoweringError
+from .ir.core import Op
+
+Rule = Callable[..., Any]
+
+REPRO_HINT = ("set TRITON_SDK_DUMP_DIR=<dir> and rerun to dump every stage, then "
+              "`triton-sdk compile <dir>/<kernel>/01-sdkir.sdkir --backend {backend}`")
+
+
+def op_dtype(op: Op) -> str:
+    """The element type an op computes in (its first result's, else its first operand's), for error messages."""
+    for v in (*op.results, *op.operands):
+        return str(v.type.element)
+    return "none"
+
+
+class RuleTable:
+    def __init__(self, backend: str, parent: RuleTable | None = None) -> None:
+        self.backend = backend
+        self.parent = parent
+        self.rules: dict[type[Op], Rule] = {}
+
+    def register(self, *op_classes: type[Op]) -> Callable[[Rule], Rule]:
+        def deco(fn: Rule) -> Rule:
+            for cls in op_classes:
+                self.rules[cls] = fn
+            return fn
+
+        return deco
+
+    def derive(self, backend: str) -> RuleTable:
+        """A table for another backend that starts from this one's rules and may override or add to them."""
+        return RuleTable(backend, parent=self)
+
+    def find(self, op_cls: type[Op]) -> Rule | None:
+        for cls in op_cls.__mro__:
+            table: RuleTable | None = self
+            while table is not None:
+                rule = table.rules.get(cls)
+                if rule is not None:
+                    return rule
+                table = table.parent
+        return None
+
+    def lookup(self, op: Op) -> Rule:
+        rule = self.find(type(op))
+        if rule is None:
+            raise LoweringError(self.backend, op.op_name, op_dtype(op), op.loc, REPRO_HINT.format(backend=self.backend))
+        return rule
