@@ -176,6 +176,28 @@ class TargetBackend(BaseBackend):
         return state.remember(module)
 
 
+@functools.cache
+def source_digest(backend_module: str) -> str:
+    """Digest of the SDK's and a backend package's Python sources, computed once per process."""
+    import importlib
+    import os
+
+    sdk_dir = os.path.dirname(os.path.abspath(__file__))
+    pkg = backend_module.rpartition(".")[0] or backend_module
+    backend_dir = os.path.dirname(os.path.abspath(importlib.import_module(pkg).__file__ or sdk_dir))
+    h = hashlib.sha256()
+    for root in sorted({sdk_dir, backend_dir}):
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for fname in sorted(filenames):
+                if fname.endswith(".py"):
+                    path = os.path.join(dirpath, fname)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as f:
+                        h.update(f.read())
+    return h.hexdigest()[:16]
+
+
 def _kernel_func(module: Module, backend: str) -> Any:
     from .ir.ops import Func
 

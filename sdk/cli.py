@@ -1,0 +1,110 @@
+"""The `triton-sdk` command: demo, compile with stage dumps, devices, plugins."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from importlib import metadata
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.backend:
+        os.environ["TRITON_DEFAULT_BACKEND"] = args.backend
+    import triton
+
+    from .demo import run_demo
+
+    name = type(triton.runtime.driver.active).__name__
+    print(f"triton {triton.__version__}, active driver: {name}")
+    t0 = time.perf_counter()
+    results = run_demo(size=args.size)
+    print(f"{'kernel':36s} {'result':7s} {'max err':>9s} {'ours ms':>9s} {'torch ms':>9s}")
+    for r in results:
+        print(f"{r.name:36s} {'ok' if r.ok else 'WRONG':7s} {r.max_err:9.2e} {r.ms:9.3f} {r.torch_ms:9.3f}")
+    failed = sum(not r.ok for r in results)
+    print(f"{len(results) - failed} passed, {failed} failed (compile + run {time.perf_counter() - t0:.1f} s)")
+    return 1 if failed else 0
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    """Compile a dumped `.ttir` or `.sdkir` file through a backend's stages after the SDK IR reader."""
+    from triton.backends import backends
+
+    if args.backend not in backends:
+        print(f"unknown backend {args.backend!r}; registered: {sorted(backends)}", file=sys.stderr)
+        return 2
+    cls = backends[args.backend].compiler
+    backend = cls(cls.describe(None).gpu_target())
+    opts = {"dump_dir": args.dump} if args.dump else {}
+    options = backend.parse_options(opts)
+    stages: dict = {}
+    backend.add_stages(stages, options)
+    with open(args.file) as f:
+        src: object = f.read()
+    names = list(stages)
+    start = names.index("sdkir") + (1 if args.file.endswith(".sdkir") else 0)
+    md: dict = {}
+    for name in names[start:]:
+        t = time.perf_counter()
+        if name == "llir" and "name" not in md:
+            from .backend import _kernel_func
+            from .ir import parse_ttir
+
+            md["name"] = _kernel_func(parse_ttir(str(src)), args.backend).sym_name
+        src = stages[name](src, md)
+        size = len(src) if isinstance(src, (bytes, str)) else 0
+        print(f"{name:8s} {size:9d} {'bytes' if isinstance(src, bytes) else 'chars'} "
+              f"{(time.perf_counter() - t) * 1000:8.1f} ms")
+    if args.dump:
+        print(f"stages written under {args.dump}/{md.get('name', 'kernel')}/")
+    return 0
+
+
+def _cmd_devices(args: argparse.Namespace) -> int:
+    from triton.backends import backends
+
+    for name, b in sorted(backends.items()):
+        describe = getattr(b.compiler, "describe", None)
+        if describe is None:
+            print(f"{name:10s} (not an SDK backend)")
+            continue
+        try:
+            d = describe(None)
+        except Exception as e:  # noqa: BLE001 - a device that cannot be queried is reported, not fatal
+            print(f"{name:10s} unavailable: {e}")
+            continue
+        print(f"{name:10s} arch={d.arch} warp={d.warp_size} units={d.num_compute_units} vector={d.vector_width_bits}b "
+              f"active={b.driver.is_active()}")
+    return 0
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    for ep in metadata.entry_points().select(group="triton.backends"):
+        dist = ep.dist.name if ep.dist else "?"
+        version = ep.dist.version if ep.dist else "?"
+        print(f"backend  {ep.name:10s} {dist} {version}  ({ep.value})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="triton-sdk", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="compile and run real kernels, check them against torch")
+    d.add_argument("--backend", default=None, help="backend to run on (default: Triton's active driver)")
+    d.add_argument("--size", type=int, default=1 << 20)
+    d.set_defaults(fn=_cmd_demo)
+    c = sub.add_parser("compile", help="compile a .ttir/.sdkir file through a backend's stages")
+    c.add_argument("file")
+    c.add_argument("--backend", default="cpu_ref")
+    c.add_argument("--dump", default=None, help="write every stage's output under this directory")
+    c.set_defaults(fn=_cmd_compile)
+    sub.add_parser("devices", help="list SDK backends and their devices").set_defaults(fn=_cmd_devices)
+    sub.add_parser("plugins", help="list registered backends").set_defaults(fn=_cmd_plugins)
+    args = p.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
