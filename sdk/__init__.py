@@ -16,7 +16,7 @@ API_VERSION = 1
 _LAZY = {
     "TargetBackend": "backend",
     "CompileState": "backend",
-    "TargetDescriptor": "target",
+    "TargetDescriptor": "descriptor",
     "Options": "options",
     "SDKDriver": "driver",
     "Pipeline": "pipeline",

@@ -17,11 +17,11 @@ from typing import Any, ClassVar
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 from . import __version__
+from .descriptor import TargetDescriptor
 from .errors import UnsupportedError
 from .ir.core import Module
 from .options import Options
 from .pipeline import IRPass, PassContext, PassManager, Pipeline, Stage, injection_identity, injections_for
-from .target import TargetDescriptor
 
 
 class CompileState:

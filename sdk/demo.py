@@ -93,8 +93,8 @@ def run_demo(size: int = 1 << 20, seed: int = 0) -> list[DemoResult]:
 
     check(f"vector add fp32 n={n}", add, lambda: x + y, 0.0)
 
+    rows, cols = 512, 781
     for dtype in (torch.float32, torch.float16):
-        rows, cols = 512, 781
         xs = torch.randn(rows, cols, generator=g).to(dtype)
         ys = torch.empty_like(xs)
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from triton.backends.driver import DriverBase
 
-from .target import TargetDescriptor
+from .descriptor import TargetDescriptor
 
 
 def selected_backend() -> str | None:

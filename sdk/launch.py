@@ -71,4 +71,4 @@ def make_native_launcher(src: Any, metadata: Any, backend: str) -> Any:
 
     names, types = signature_of(src)
     kinds = [arg_kind(t, backend) for t in types]
-    return _native.Launcher(kinds, names)
+    return _native.Launcher(kinds, names, backend=backend)

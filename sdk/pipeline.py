@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .descriptor import TargetDescriptor
 from .ir.core import Module
 from .options import Options
-from .target import TargetDescriptor
 
 StageFn = Callable[[Any, dict], Any]
 Hook = Callable[[Any, dict], Any]

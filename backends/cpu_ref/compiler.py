@@ -12,9 +12,9 @@ from typing import Any
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend
+from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.options import Options
 from triton_backend_sdk.pipeline import Stage
-from triton_backend_sdk.target import TargetDescriptor
 
 NAME = "cpu_ref"
 

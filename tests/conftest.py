@@ -1,0 +1,45 @@
+"""Shared fixtures: the SDK backends under test, and a per-backend driver switch.
+
+One suite runs against every backend: tests that take the `backend` fixture run once per SDK backend that can run
+here. A backend that cannot run on this machine is reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+#: SDK backends and why each might not be able to run here
+SDK_BACKENDS = ["cpu_ref"]
+
+
+def _unavailable(name: str) -> str | None:
+    from triton.backends import backends
+
+    if name not in backends:
+        return f"backend {name!r} is not registered with Triton (is the package installed?)"
+    return None
+
+
+@pytest.fixture(params=SDK_BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Make `request.param` Triton's active driver for the test, restoring the previous one after."""
+    name = request.param
+    reason = _unavailable(name)
+    if reason:
+        pytest.skip(reason)
+    import triton_backend_sdk
+    from triton.runtime import driver
+
+    previous = driver.active
+    triton_backend_sdk.use(name)
+    yield name
+    driver.set_active(previous)
+
+
+@pytest.fixture
+def rng() -> torch.Generator:
+    seed = int(os.environ.get("TBS_TEST_SEED", "1234"))
+    return torch.Generator().manual_seed(seed)

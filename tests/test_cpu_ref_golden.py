@@ -1,0 +1,176 @@
+"""Golden LLVM IR per cpu_ref rule family: small TTIR in, the expected (unoptimised) LLVM IR lines out, in order.
+
+Expected fragments are written inline; `check_lines` is a tiny FileCheck: each expected line must appear, in order,
+as a substring of some later line of the output (SSA names are not checked, only the shape of the instruction).
+"""
+
+from __future__ import annotations
+
+import pytest
+from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
+from triton_backend_sdk.errors import LoweringError
+from triton_backend_sdk.ir import parse_ttir
+from triton_backend_sdk.options import Options
+
+
+def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32") -> str:
+    text = f"""module {{
+  tt.func public @k({args}) {{
+{body}
+    tt.return
+  }}
+}}"""
+    return str(lower_module(parse_ttir(text), "k", RULES, Options(enable_fp_fusion=False)))
+
+
+def check_lines(text: str, expected: str) -> None:
+    lines = text.splitlines()
+    pos = 0
+    for want in (w.strip() for w in expected.strip().splitlines()):
+        while pos < len(lines) and want not in lines[pos]:
+            pos += 1
+        assert pos < len(lines), f"expected line not found in order: {want!r}\n--- output ---\n{text}"
+        pos += 1
+
+
+def test_entry_abi():
+    ir = lower("", args="%x: !tt.ptr<f32>, %n: i32, %f: f16, %b: i1")
+    check_lines(ir, """
+        define internal void @"k.program"(ptr %".1", i32 %".2", half %".3", i1 %".4", i32 %".5", i32 %".6"
+        define void @"k"(ptr %".1", i32 %".2", i32 %".3", i32 %".4", i64 %".5", i64 %".6")
+        load ptr, ptr
+        load ptr, ptr
+        load i32, ptr
+        load half, ptr
+        load i8, ptr
+        icmp ne i8
+        urem i64
+        udiv i64
+        call void @"k.program"
+    """)
+
+
+def test_elementwise_chain_is_one_loop():
+    ir = lower("""
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %q = tt.addptr %p, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %v = tt.load %q : tensor<64x!tt.ptr<f32>>
+    %c = arith.constant dense<2.000000e+00> : tensor<64xf32>
+    %m = arith.mulf %v, %c : tensor<64xf32>
+    %a = arith.addf %m, %v : tensor<64xf32>
+    tt.store %q, %a : tensor<64x!tt.ptr<f32>>""")
+    check_lines(ir, """
+        alloca [64 x float]
+        getelementptr float, ptr
+        load float, ptr
+        store float
+        getelementptr float, ptr
+        fmul float
+        fadd float
+        store float
+    """)
+    assert ir.count("fmul") == 1 and ir.count("fadd") == 1
+
+
+def test_masked_load_branches_around_the_access():
+    ir = lower("""
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %s = tt.splat %n : i32 -> tensor<16xi32>
+    %mask = arith.cmpi slt, %r, %s : tensor<16xi32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %q = tt.addptr %p, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %o = arith.constant dense<0xFF800000> : tensor<16xf32>
+    %v = tt.load %q, %mask, %o : tensor<16x!tt.ptr<f32>>
+    tt.store %q, %v, %mask : tensor<16x!tt.ptr<f32>>""")
+    check_lines(ir, """
+        icmp slt i32
+        br i1
+        load float
+        phi float
+        0xfff0000000000000
+        icmp slt i32
+        br i1
+        store float
+    """)
+
+
+def test_integer_division_is_guarded():
+    ir = lower("""
+    %a = arith.divsi %n, %n : i32
+    %b = arith.remui %a, %n : i32""")
+    check_lines(ir, """
+        icmp eq i32
+        icmp eq i32 %".2", -1
+        select i1
+        sdiv i32
+        select i1
+        urem i32
+    """)
+
+
+@pytest.mark.parametrize("op,intrinsic", [("maxnumf", "llvm.maxnum.f32"), ("maximumf", "llvm.maximum.f32"),
+                                          ("minnumf", "llvm.minnum.f32")])
+def test_float_min_max(op, intrinsic):
+    ir = lower(f"""
+    %f = arith.sitofp %n : i32 to f32
+    %m = arith.{op} %f, %f : f32""")
+    check_lines(ir, f"""
+        sitofp i32
+        call float @"{intrinsic}"(float
+    """)
+
+
+def test_math_and_casts():
+    ir = lower("""
+    %f = arith.sitofp %n : i32 to f32
+    %e = math.exp %f : f32
+    %h = arith.truncf %e : f32 to f16
+    %i = arith.fptosi %h : f16 to i32""")
+    check_lines(ir, """
+        call float @"llvm.exp.f32"
+        fptrunc float
+        call i32 @"llvm.fptosi.sat.i32.f16"
+    """)
+
+
+def test_reduce_keeps_lanes_and_folds_them():
+    ir = lower("""
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %s = "tt.reduce"(%r) <{axis = 0 : i32}> ({
+    ^bb0(%a: i32, %b: i32):
+      %c = arith.addi %a, %b : i32
+      tt.reduce.return %c : i32
+    }) : (tensor<64xi32>) -> i32
+    %p = tt.addptr %x, %s : !tt.ptr<f32>, i32""")
+    check_lines(ir, """
+        alloca [16 x i32]
+        store i32
+        add i32
+        add i32
+    """)
+
+
+def test_scf_for_carries_a_tensor_in_a_buffer():
+    ir = lower("""
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %z = arith.constant dense<0.000000e+00> : tensor<8xf32>
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %z) -> (tensor<8xf32>) : i32 {
+      %b = arith.addf %a, %a : tensor<8xf32>
+      scf.yield %b : tensor<8xf32>
+    }""")
+    check_lines(ir, """
+        alloca [8 x float]
+        icmp slt i32
+        phi i32
+        fadd float
+        add i32
+    """)
+
+
+def test_missing_rule_error():
+    with pytest.raises(LoweringError, match="tt.histogram"):
+        lower("""
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %h = tt.histogram %r : tensor<16xi32> -> tensor<8xi32>""")

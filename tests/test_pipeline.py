@@ -1,0 +1,126 @@
+"""The compile pipeline: stage order, dumps, Triton's inspection hook, injected passes, the compile CLI."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+import triton_backend_sdk
+from triton import knobs
+from triton.compiler import ASTSource
+from triton_backend_sdk import cli
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Module
+from triton_backend_sdk.pipeline import IRPass, PassContext, inject, remove_injection
+
+
+@triton.jit
+def mix_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def _src(block: int = 128) -> ASTSource:
+    return ASTSource(mix_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                            "BLOCK": "constexpr"}, constexprs={"BLOCK": block})
+
+
+def test_stage_order_and_outputs(backend):
+    k = triton.compile(_src(), target=triton_backend_sdk.target(backend))
+    backend_obj = triton.compiler.make_backend(triton_backend_sdk.target(backend))
+    stages: dict = {}
+    backend_obj.add_stages(stages, backend_obj.parse_options({}))
+    names = list(stages)
+    assert names[:2] == ["ttir", "sdkir"] and names[-1] == backend_obj.binary_ext
+    assert "tt.func public @mix_kernel" in k.asm["sdkir"]
+    assert isinstance(k.asm[backend_obj.binary_ext], bytes)
+
+
+def test_dump_every_stage(backend, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path))
+    triton.compile(_src(64), target=triton_backend_sdk.target(backend))
+    files = sorted(os.listdir(tmp_path / "mix_kernel"))
+    assert files[0].startswith("00-ttir") and files[1].startswith("01-sdkir")
+    assert len(files) >= 4
+    sdkir = (tmp_path / "mix_kernel" / files[1]).read_text()
+    assert "tt.load" in sdkir and "arith.addf" in sdkir
+
+
+def test_compile_cli_from_a_dump(backend, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path / "a"))
+    triton.compile(_src(32), target=triton_backend_sdk.target(backend))
+    monkeypatch.delenv("TRITON_SDK_DUMP_DIR")
+    sdkir = tmp_path / "a" / "mix_kernel" / "01-sdkir.sdkir"
+    assert cli.main(["compile", str(sdkir), "--backend", backend, "--dump", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "llir" in out
+    assert os.listdir(tmp_path / "b" / "mix_kernel")
+
+
+def test_add_stages_inspection_hook_is_honoured(backend, monkeypatch):
+    seen = []
+
+    def hook(*args):
+        if not args:
+            return "sdk-test-hook", "sdk-test-hook-hash"
+        _backend, stages, _options, _language, _cap = args
+        inner = stages["sdkir"]
+
+        def spy(src, md):
+            seen.append(md["hash"])
+            return inner(src, md)
+
+        stages["sdkir"] = spy
+
+    monkeypatch.setattr(knobs.runtime, "add_stages_inspection_hook", hook)
+    triton.compile(_src(256), target=triton_backend_sdk.target(backend))
+    assert seen
+
+
+class AddToSub(IRPass):
+    """Turns every arith.addf into arith.subf: a visible, testable rewrite."""
+
+    name = "test-add-to-sub"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        for op in list(module.walk()):
+            if isinstance(op, O.AddF):
+                new = O.SubF(list(op.operands), [op.result.type], loc=op.loc)
+                block = op.parent
+                block.insert(block.ops.index(op), new)
+                op.result.replace_all_uses_with(new.result)
+                op.erase()
+
+
+@pytest.mark.parametrize("point", ["after:sdkir", "before:llir"])
+def test_injected_ir_pass_changes_the_kernel_and_the_cache_key(backend, point, rng):
+    n = 300
+    x, y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
+    out = torch.empty_like(x)
+    target = triton_backend_sdk.target(backend)
+    plain = triton.compile(_src(), target=target)
+    inj = inject(point, AddToSub(), backends=backend)
+    try:
+        rewritten = triton.compile(_src(), target=target)
+        assert rewritten.hash != plain.hash
+        rewritten[(3, 1, 1)](x, y, out, n, 128)
+        torch.testing.assert_close(out, x - y)
+    finally:
+        remove_injection(inj)
+    plain[(3, 1, 1)](x, y, out, n, 128)
+    torch.testing.assert_close(out, x + y)
+
+
+def test_unknown_injection_point_is_an_error(backend):
+    with pytest.raises(ValueError, match="injection point"):
+        inject("sometime:sdkir", AddToSub())
+    inj = inject("after:nonexistent", lambda src, md: src, backends=backend)
+    try:
+        with pytest.raises(KeyError, match="nonexistent"):
+            triton.compile(_src(512), target=triton_backend_sdk.target(backend))
+    finally:
+        remove_injection(inj)
