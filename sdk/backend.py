@@ -155,6 +155,7 @@ class TargetBackend(BaseBackend):
         pm.enable_debug()
         self.ttir_passes(pm, options)
         pm.run(mod, "make_ttir")
+        metadata["name"] = mod.get_entry_func_name()
         return mod
 
     def make_sdkir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:

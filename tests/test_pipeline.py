@@ -77,6 +77,7 @@ def test_add_stages_inspection_hook_is_honoured(backend, monkeypatch):
         stages["sdkir"] = spy
 
     monkeypatch.setattr(knobs.runtime, "add_stages_inspection_hook", hook)
+    monkeypatch.setattr(knobs.compilation, "always_compile", True)
     triton.compile(_src(256), target=triton_backend_sdk.target(backend))
     assert seen
 

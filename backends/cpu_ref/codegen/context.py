@@ -18,7 +18,7 @@ from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 
-from .types import I1, I8, I32, I64, llvm_type, storage_type
+from .types import I1, I8, I32, I64, PTR, llvm_type, storage_type
 
 ElemGen = Callable[[ir.IRBuilder, list[ir.Value]], ir.Value]
 
@@ -145,6 +145,7 @@ class LoweringContext:
         st = _storage(ety)
         arr = self.alloca_builder.alloca(ir.ArrayType(st, max(n, 1)), name=name)
         arr.align = 64
+        arr.type = PTR  # opaque, so that llvmlite types element GEPs by their source element type
         return arr
 
     def new_buffer_tile(self, shape: tuple[int, ...], ety: ir.Type, name: str = "t") -> Tile:

@@ -8,9 +8,9 @@ from llvmlite import ir
 from triton_backend_sdk.ir import attrs as A
 from triton_backend_sdk.ir import ops as O
 
-from .context import LoweringContext, Tile, linear_index, strides_of
+from .context import LoweringContext, Tile
 from .rules import RULES
-from .types import I64, llvm_type
+from .types import I64, PTR, llvm_type
 
 
 def _scalar_const(ty: ir.Type, value: float) -> ir.Constant:
@@ -39,6 +39,7 @@ def lower_constant(ctx: LoweringContext, op: O.Constant) -> None:
     g.global_constant = True
     g.linkage = "internal"
     g.initializer = ir.Constant(arr_ty, [_scalar_const(st, v) for v in value.values])
+    g.type = PTR  # opaque, as for stack buffers
     ctx.define(res, Tile(shape, ety, buf=g))
 
 
@@ -177,5 +178,3 @@ def lower_cat(ctx: LoweringContext, op: O.Cat) -> None:
 
     ctx.define(op.result, Tile(op.result.type.shape, a.ety, gen=gen, cost=a.cost + c.cost + 3))
 
-
-__all__ = ["linear_index", "strides_of"]
