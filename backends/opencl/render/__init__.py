@@ -1,0 +1,1 @@
+"""OpenCL C rendering: shared C-like rules plus the OpenCL language table."""

@@ -1,0 +1,1 @@
+"""Conformance suite: kernel cases × dtypes × shapes, runnable on any registered backend, and its runner."""
