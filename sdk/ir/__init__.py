@@ -1,1 +1,88 @@
-"""SDK-owned IR for Triton kernels: types, attributes, ops, TTIR reader and printer."""
+"""SDK-owned IR for Triton kernels: types, attributes, ops, TTIR reader and printer, verifier.
+
+    module = parse_ttir(compiled.asm["ttir"])   # TTIR text (Triton 3.7 or 3.9) -> Module
+    verify(module)                              # IRVerificationError naming op and location if malformed
+    text = print_module(module)                 # Module -> TTIR-like text that parse_ttir reads back
+"""
+
+from .attrs import (
+    ArrayAttr,
+    Attribute,
+    BoolAttr,
+    DenseArrayAttr,
+    DenseAttr,
+    DictAttr,
+    FloatAttr,
+    IntegerAttr,
+    OpaqueAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TypeAttr,
+    UnitAttr,
+)
+from .core import Block, BlockArgument, Location, Module, Op, OpResult, Region, Value
+from .enums import EnumAttr
+from .ops import OP_CLASSES, UnknownOp, register_op
+from .printer import print_module, print_op
+from .reader import TTIRParseError, parse_attribute, parse_ttir, parse_type
+from .types import (
+    FloatKind,
+    FloatType,
+    FunctionType,
+    IndexType,
+    IntType,
+    NoneType,
+    OpaqueType,
+    PointerType,
+    TensorDescType,
+    TensorType,
+    Type,
+)
+from .verifier import IRVerificationError, verify
+
+__all__ = [
+    "OP_CLASSES",
+    "ArrayAttr",
+    "Attribute",
+    "Block",
+    "BlockArgument",
+    "BoolAttr",
+    "DenseArrayAttr",
+    "DenseAttr",
+    "DictAttr",
+    "EnumAttr",
+    "FloatAttr",
+    "FloatKind",
+    "FloatType",
+    "FunctionType",
+    "IRVerificationError",
+    "IndexType",
+    "IntType",
+    "IntegerAttr",
+    "Location",
+    "Module",
+    "NoneType",
+    "Op",
+    "OpResult",
+    "OpaqueAttr",
+    "OpaqueType",
+    "PointerType",
+    "Region",
+    "StringAttr",
+    "SymbolRefAttr",
+    "TTIRParseError",
+    "TensorDescType",
+    "TensorType",
+    "Type",
+    "TypeAttr",
+    "UnitAttr",
+    "UnknownOp",
+    "Value",
+    "parse_attribute",
+    "parse_ttir",
+    "parse_type",
+    "print_module",
+    "print_op",
+    "register_op",
+    "verify",
+]

@@ -104,6 +104,16 @@ class PaddingOption(enum.Enum):
     PAD_NAN = "nan"
 
 
+class CacheModifier(enum.Enum):
+    NONE = "none"
+    CA = "ca"
+    CG = "cg"
+    WB = "wb"
+    CS = "cs"
+    WT = "wt"
+    CV = "cv"
+
+
 class EvictionPolicy(enum.Enum):
     NORMAL = "evict_normal"
     EVICT_FIRST = "evict_first"

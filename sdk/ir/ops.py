@@ -6,20 +6,25 @@ which keeps the name so that a backend can say precisely which op it has no rule
 
 from __future__ import annotations
 
+import re
+
 from .attrs import (
     ArrayAttr,
     BoolAttr,
     DenseArrayAttr,
     IntegerAttr,
+    OpaqueAttr,
     StringAttr,
     SymbolRefAttr,
     TypeAttr,
 )
 from .core import Block, Op, Value
 from .enums import (
+    CacheModifier,
     CmpFPredicate,
     CmpIPredicate,
     EnumAttr,
+    EvictionPolicy,
     InputPrecision,
     MemSemantic,
     MemSyncScope,
@@ -459,6 +464,21 @@ class AddPtr(BinaryOp):
         return self.operands[1]
 
 
+def _cache_hints(op: Op) -> tuple[CacheModifier, EvictionPolicy]:
+    """Cache modifier and eviction policy of a load/store, from either spelling: 3.7 keeps them as `cache`/`evict`
+    EnumAttrs, 3.9 as one `#tt.cache_policy<cache_modifier = cg, eviction_policy = evict_last>` OpaqueAttr."""
+    cache = _enum(op, "cache", CacheModifier.NONE)
+    evict = _enum(op, "evict", EvictionPolicy.NORMAL)
+    policy = op.attrs.get("cachePolicy")
+    if isinstance(policy, OpaqueAttr):
+        fields = dict(re.findall(r"(\w+)\s*=\s*(\w+)", policy.text))
+        if "cache_modifier" in fields:
+            cache = CacheModifier(fields["cache_modifier"])
+        if "eviction_policy" in fields:
+            evict = EvictionPolicy(fields["eviction_policy"])
+    return cache, evict
+
+
 @register_op
 class Load(Op):
     """`tt.load ptr[, mask[, other]]`; operand roles come from `operandSegmentSizes` or the operand count."""
@@ -485,6 +505,14 @@ class Load(Op):
     def padding(self) -> PaddingOption | None:
         return _enum(self, "padding")
 
+    @property
+    def cache_modifier(self) -> CacheModifier:
+        return _cache_hints(self)[0]
+
+    @property
+    def eviction_policy(self) -> EvictionPolicy:
+        return _cache_hints(self)[1]
+
 
 @register_op
 class Store(Op):
@@ -501,6 +529,14 @@ class Store(Op):
     @property
     def mask(self) -> Value | None:
         return self.operands[2] if len(self.operands) > 2 else None
+
+    @property
+    def cache_modifier(self) -> CacheModifier:
+        return _cache_hints(self)[0]
+
+    @property
+    def eviction_policy(self) -> EvictionPolicy:
+        return _cache_hints(self)[1]
 
 
 @register_op
@@ -550,18 +586,121 @@ class AtomicCAS(Op):
 
 
 @register_op
+class AtomicLoad(Op):
+    """`tt.atomic_load sem, scope, ptr[, mask]` (Triton 3.9)."""
+
+    name = "tt.atomic_load"
+
+    @property
+    def sem(self) -> MemSemantic:
+        return _enum(self, "sem", MemSemantic.ACQUIRE)
+
+    @property
+    def scope(self) -> MemSyncScope:
+        return _enum(self, "scope", MemSyncScope.GPU)
+
+    @property
+    def ptr(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def mask(self) -> Value | None:
+        return self.operands[1] if len(self.operands) > 1 else None
+
+
+@register_op
+class AtomicStore(Op):
+    """`tt.atomic_store sem, scope, ptr, value[, mask]` (Triton 3.9)."""
+
+    name = "tt.atomic_store"
+
+    @property
+    def sem(self) -> MemSemantic:
+        return _enum(self, "sem", MemSemantic.RELEASE)
+
+    @property
+    def scope(self) -> MemSyncScope:
+        return _enum(self, "scope", MemSyncScope.GPU)
+
+    @property
+    def ptr(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def value(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def mask(self) -> Value | None:
+        return self.operands[2] if len(self.operands) > 2 else None
+
+
+@register_op
+class AtomicPoll(Op):
+    """`tt.atomic_poll sem, scope, ptr, expected[ timeout t]` -> i1 (Triton 3.9)."""
+
+    name = "tt.atomic_poll"
+
+
+@register_op
 class MakeTensorDescriptor(Op):
+    """`tt.make_tensor_descriptor base, [shape...], [strides...]`: operands (base, *shape, *strides)."""
+
     name = "tt.make_tensor_descriptor"
+
+    @property
+    def base(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def shape(self) -> list[Value]:
+        return self.operands[1:1 + (len(self.operands) - 1) // 2]
+
+    @property
+    def strides(self) -> list[Value]:
+        return self.operands[1 + (len(self.operands) - 1) // 2:]
 
 
 @register_op
 class DescriptorLoad(Op):
+    """`tt.descriptor_load desc[indices...]`: operands (desc, *indices)."""
+
     name = "tt.descriptor_load"
+
+    @property
+    def desc(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def indices(self) -> list[Value]:
+        return self.operands[1:]
+
+
+@register_op
+class DescriptorReduce(Op):
+    """`tt.descriptor_reduce kind, desc[indices...], src`: operands (desc, src, *indices); `kind` is an OpaqueAttr
+    keyword (add, min, max, inc, dec, and, or, xor)."""
+
+    name = "tt.descriptor_reduce"
 
 
 @register_op
 class DescriptorStore(Op):
+    """`tt.descriptor_store desc[indices...], src`: MLIR's operand order is (desc, src, *indices), not the text's."""
+
     name = "tt.descriptor_store"
+
+    @property
+    def desc(self) -> Value:
+        return self.operands[0]
+
+    @property
+    def src(self) -> Value:
+        return self.operands[1]
+
+    @property
+    def indices(self) -> list[Value]:
+        return self.operands[2:]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -35,10 +35,14 @@ class Type:
 
 @dataclass(frozen=True)
 class IntType(Type):
+    """`iN`. `signedness` is "" (signless, what TTIR ops use) or "s"/"u" for `siN`/`uiN`, which TTIR only prints
+    inside tensor-descriptor types (`!tt.tensordesc<32x32xui32>`)."""
+
     width: int
+    signedness: str = ""
 
     def __str__(self) -> str:
-        return f"i{self.width}"
+        return f"{self.signedness}i{self.width}"
 
 
 class FloatKind(enum.Enum):
@@ -132,6 +136,17 @@ class TensorDescType(Type):
 
     def __str__(self) -> str:
         return "!tt.tensordesc<" + "".join(f"{d}x" for d in self.block.dims) + f"{self.block.elem}>"
+
+
+@dataclass(frozen=True)
+class OpaqueType(Type):
+    """A type the SDK does not model (e.g. `!ttg.memdesc<...>`, `vector<4xf32>`), kept verbatim so unknown ops can
+    still be read and printed back."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
