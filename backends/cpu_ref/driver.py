@@ -29,4 +29,9 @@ class CPURefDriver(SDKDriver):
         return BinaryModule(obj, obj.function)
 
     def make_launcher(self, src: Any, metadata: Any) -> Any:
-        return make_native_launcher(src, metadata, self.backend_name)
+        native = make_native_launcher(src, metadata, self.backend_name)
+        if getattr(metadata, "cpu_ref_asserts", False):
+            from .asserts import AssertingLauncher
+
+            return AssertingLauncher(native, metadata.name)
+        return native

@@ -801,6 +801,20 @@ class Assert(Op):
         return a.value if isinstance(a, StringAttr) else ""
 
 
+@register_op
+class Barrier(Op):
+    """`ttg.barrier` (3.9) from `tl.debug_barrier()`: every thread of one program meets here."""
+
+    name = "ttg.barrier"
+
+
+@register_op
+class GpuBarrier(Barrier):
+    """`gpu.barrier`, the 3.7 spelling of the same barrier."""
+
+    name = "gpu.barrier"
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Structured and unstructured control flow
 

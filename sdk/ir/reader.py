@@ -1701,6 +1701,18 @@ def _cond_br(p: Parser, st: OpState) -> None:
     st.attrs["operandSegmentSizes"] = DenseArrayAttr(IntType(32), (1, n_true, n_false))
 
 
+def _barrier(p: Parser, st: OpState) -> None:
+    """`ttg.barrier <space>[|<space>...] attr-dict` (3.9); the spaces are kept as the string attribute `spaces`."""
+    words: list[str] = []
+    while not p.at_op_end() and not p.at("{"):
+        words.append(p.keyword())
+        if not p.accept("|"):
+            break
+    if words:
+        st.attrs["spaces"] = StringAttr("|".join(words))
+    p.attr_dict(st.attrs)
+
+
 #: op name -> reader of its custom syntax. Ops not listed use `_default_format` (or the generic form when quoted).
 FORMATS: dict[str, Format] = {
     "tt.func": _func,
@@ -1761,6 +1773,7 @@ FORMATS: dict[str, Format] = {
     "cf.br": _br,
     "cf.cond_br": _cond_br,
     "cf.assert": _assert,
+    "ttg.barrier": _barrier,
 }
 
 

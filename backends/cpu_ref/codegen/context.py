@@ -93,6 +93,10 @@ class LoweringContext:
         self._entry = entry
         self._body = body
         self.values: dict[Value, Any] = {}
+        #: functions that may fail a `tt.assert` (a call to one is followed by an abort check)
+        self.may_fail: set[str] = set()
+        #: for bodies of several blocks: LLVM block and argument slots of each SDK block
+        self.block_targets: dict[Block, tuple[ir.Block, list[Any]]] = {}
         self.fastmath: tuple[str, ...] = ("contract",) if options.enable_fp_fusion else ()
 
     def finish(self) -> None:
@@ -119,8 +123,13 @@ class LoweringContext:
         return x
 
     def define(self, v: Value, x: Any) -> None:
-        """Bind a lowered value; generators that would be recomputed expensively are stored first."""
-        if isinstance(x, Tile) and x.buf is None and x.cost > CHEAP and self._needs_storage(v):
+        """Bind a lowered value; generators that would be recomputed expensively are stored first.
+
+        Pointer tiles stay generators: their addresses are affine in the tile index, which is what lets LLVM turn
+        loads and stores into contiguous vector accesses; stored, they would become gathers.
+        """
+        if (isinstance(x, Tile) and x.buf is None and x.cost > CHEAP and x.ety != PTR
+                and self._needs_storage(v)):
             x = self.materialize(x)
         self.values[v] = x
 

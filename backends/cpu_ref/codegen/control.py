@@ -1,4 +1,5 @@
-"""Structured control flow (scf.for / scf.if / scf.while), calls and returns.
+"""Structured control flow (scf.for / scf.if / scf.while), unstructured branches (cf.br / cf.cond_br, from early
+returns), calls and returns.
 
 Values that cross region boundaries live in storage: loop-carried and if-result tensors in buffers, scalars in stack
 slots (LLVM's mem2reg turns those into phis). A yield first evaluates every yielded value, then writes them, so a
@@ -16,6 +17,7 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Block, Value
 
 from .context import LoweringContext, Tile
+from .debug import branch_to_abort, launch_failed
 from .rules import RULES
 from .types import llvm_type
 
@@ -57,12 +59,17 @@ def _st(ety: ir.Type) -> ir.Type:
 
 
 def write_all(ctx: LoweringContext, slots: Sequence[Slot], values: Sequence[Value]) -> None:
-    """Evaluate every value before writing any slot: generators and buffers that alias a slot are staged."""
+    """Evaluate every value before writing any slot: generators and buffers that alias a slot are staged.
+
+    A value already in its own slot's buffer (a tile updated in place, e.g. a dot accumulating into its carried
+    accumulator) needs neither staging nor a copy.
+    """
     staged: list[Any] = []
     slot_bufs = {id(s.tile.buf) for s in slots if s.tile is not None}
-    for v in values:
+    for s, v in zip(slots, values):
         x = ctx.get(v)
-        if isinstance(x, Tile) and (x.buf is None or id(x.buf) in slot_bufs):
+        in_place = isinstance(x, Tile) and s.tile is not None and x.buf is s.tile.buf
+        if isinstance(x, Tile) and not in_place and (x.buf is None or id(x.buf) in slot_bufs):
             x = ctx.materialize(x)
         staged.append(x)
     for s, x in zip(slots, staged):
@@ -174,8 +181,50 @@ def lower_call(ctx: LoweringContext, op: O.Call) -> None:
     if any(isinstance(a, Tile) for a in args):
         raise UnsupportedError("cpu_ref", f"passing a tensor to noinline function @{op.callee}", op.loc)
     r = ctx.b.call(fn, [*args, *ctx.program_ids, *ctx.num_programs])
+    if op.callee in ctx.may_fail:
+        branch_to_abort(ctx, launch_failed(ctx))
     if len(op.results) == 1:
         ctx.define(op.result, r)
     else:
         for i, res in enumerate(op.results):
             ctx.define(res, ctx.b.extract_value(r, i))
+
+
+def lower_blocks(ctx: LoweringContext, blocks: Sequence[Block]) -> None:
+    """A function body of several blocks: one LLVM block each, block arguments in slots written by the branches."""
+    for blk in blocks[1:]:
+        ctx.block_targets[blk] = (ctx.fn.append_basic_block("bb"), [Slot(ctx, a) for a in blk.args])
+    ctx.lower_block(blocks[0])
+    for blk in blocks[1:]:
+        bb, slots = ctx.block_targets[blk]
+        ctx.b.position_at_end(bb)
+        for a, s in zip(blk.args, slots):
+            ctx.values[a] = s.read()
+        ctx.lower_block(blk)
+
+
+def _jump(ctx: LoweringContext, target: Block, values: Sequence[Value]) -> None:
+    if target not in ctx.block_targets:
+        raise UnsupportedError("cpu_ref", "a branch to a block outside the function body's top-level blocks")
+    bb, slots = ctx.block_targets[target]
+    write_all(ctx, slots, values)
+    ctx.b.branch(bb)
+
+
+@RULES.register(O.Br)
+def lower_br(ctx: LoweringContext, op: O.Br) -> None:
+    _jump(ctx, op.successors[0], op.operands)
+
+
+@RULES.register(O.CondBr)
+def lower_cond_br(ctx: LoweringContext, op: O.CondBr) -> None:
+    seg = op.attrs.get("operandSegmentSizes")
+    n_true = seg.values[1] if seg is not None else len(op.successors[0].args)
+    cond = ctx.scalar(op.operands[0])
+    b = ctx.b
+    on_true, on_false = b.append_basic_block("br.true"), b.append_basic_block("br.false")
+    b.cbranch(cond, on_true, on_false)
+    b.position_at_end(on_true)
+    _jump(ctx, op.successors[0], op.operands[1:1 + n_true])
+    ctx.b.position_at_end(on_false)
+    _jump(ctx, op.successors[1], op.operands[1 + n_true:])

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from llvmlite import ir
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
-from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateNan, RoundingMode
+from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateNan
 
 from .context import LoweringContext, Tile
 from .rules import RULES
-from .types import BF16, F16, F32, F64, bit_width, is_float_type, llvm_type
+from .types import BF16, F16, F32, F64, bit_width, llvm_type
 
 Scalar = Callable[..., ir.Value]
 
@@ -293,20 +293,6 @@ def _bitcast(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
     return a if a.type == to else ctx.b.bitcast(a, to)
 
 
-def _rtz_trunc(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
-    """f32 → f16/bf16 rounding toward zero: step the nearest-even result back when it rounded away from zero."""
-    b = ctx.b
-    r = b.fptrunc(a, to)
-    back = b.fpext(r, a.type)
-    away = b.fcmp_ordered(">", call_intrinsic(ctx, "llvm.fabs", [back]), call_intrinsic(ctx, "llvm.fabs", [a]))
-    bits = b.bitcast(r, ir.IntType(16))
-    stepped = b.bitcast(b.sub(bits, ir.Constant(ir.IntType(16), 1)), to)
-    is_inf = b.fcmp_ordered("==", call_intrinsic(ctx, "llvm.fabs", [back]), ir.Constant(a.type, float("inf")))
-    finite_src = b.fcmp_ordered("<", call_intrinsic(ctx, "llvm.fabs", [a]), ir.Constant(a.type, float("inf")))
-    use_step = b.or_(away, b.and_(is_inf, finite_src))
-    return b.select(use_step, stepped, r)
-
-
 def _cast_fn(ctx: LoweringContext, op: O.Op) -> Callable[[ir.Value], ir.Value]:
     to = llvm_type(op.result.type)
     b = ctx.b
@@ -331,14 +317,6 @@ def _cast_fn(ctx: LoweringContext, op: O.Op) -> Callable[[ir.Value], ir.Value]:
         return lambda a: b.inttoptr(a, to)
     if cls is O.PtrToInt:
         return lambda a: b.ptrtoint(a, to)
-    if cls is O.FpToFp:
-        src = llvm_type(op.operands[0].type)
-        if not (is_float_type(src) and to in (F16, BF16, F32, F64)):
-            raise UnsupportedError("cpu_ref", f"tt.fp_to_fp from {op.operands[0].type.element} to "
-                                   f"{op.result.type.element}", op.loc)
-        if getattr(op, "rounding", None) == RoundingMode.RTZ and bit_width(to) < bit_width(src):
-            return lambda a: _rtz_trunc(ctx, a, to)
-        return lambda a: _float_resize(ctx, a, to)
     raise UnsupportedError("cpu_ref", f"cast {op.op_name}", op.loc)
 
 

@@ -3,6 +3,10 @@
 Entry ABI (csrc/launcher.cpp): `void NAME(void **args, i32 gx, i32 gy, i32 gz, i64 start, i64 end)` runs programs
 with linear ids in [start, end); `args[i]` points to runtime argument i. Every `tt.func` body takes its parameters
 followed by the program ids and grid size (x, y, z), so noinline helpers see the same `tl.program_id`.
+
+Kernels with `tt.assert` also answer a control call, `start == -1`: the entry then stores the address of its assert
+state (see `debug.py`) into `args[0]` and returns, which is how the driver finds it. Once an assertion has failed,
+the entry starts no further programs, and a caller returns as soon as a callee that may fail has failed.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 
 from .context import LoweringContext
+from .control import lower_blocks
+from .debug import ASSERT_STATE
 from .types import I1, I8, I32, I64, PTR, VOID, llvm_type, storage_type
 
 PROGRAM_SUFFIX = ".program"
@@ -31,9 +37,22 @@ def _signature(func: O.Func) -> ir.FunctionType:
     return ir.FunctionType(ret, params)
 
 
+def may_fail(funcs: list[O.Func]) -> set[str]:
+    """Names of the functions that can fail an assertion, directly or through a call."""
+    calls = {f.sym_name: {op.callee for op in f.walk() if isinstance(op, O.Call)} for f in funcs}
+    failing = {f.sym_name for f in funcs if any(isinstance(op, O.Assert) for op in f.walk())}
+    grown = True
+    while grown:
+        more = {name for name, callees in calls.items() if callees & failing} - failing
+        failing |= more
+        grown = bool(more)
+    return failing
+
+
 def lower_module(module: Module, kernel_name: str, rules: RuleTable, options: Options) -> ir.Module:
     llmod = ir.Module(name=kernel_name)
     funcs = [op for op in module.ops if isinstance(op, O.Func)]
+    failing = may_fail(funcs)
     functions: dict[str, ir.Function] = {}
     for f in funcs:
         name = f.sym_name + (PROGRAM_SUFFIX if f.sym_name == kernel_name else "")
@@ -45,23 +64,35 @@ def lower_module(module: Module, kernel_name: str, rules: RuleTable, options: Op
         n = len(f.args)
         ctx = LoweringContext(llmod, fn, rules, options, list(fn.args[n:n + 3]), list(fn.args[n + 3:n + 6]),
                               functions)
+        ctx.may_fail = failing
         for a, v in zip(f.args, fn.args[:n]):
             ctx.values[a] = v
-        ctx.lower_block(f.body)
+        if len(f.regions[0].blocks) > 1:
+            lower_blocks(ctx, f.regions[0].blocks)
+        else:
+            ctx.lower_block(f.body)
         if not ctx.b.block.is_terminated:
             ctx.b.ret_void()
         ctx.finish()
     kernel = next(f for f in funcs if f.sym_name == kernel_name)
     functions[kernel_name].attributes.add("alwaysinline")
-    _entry(llmod, kernel, functions[kernel_name], kernel_name)
+    _entry(llmod, kernel, functions[kernel_name], kernel_name, ASSERT_STATE in llmod.globals)
     return llmod
 
 
-def _entry(llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str) -> None:
+def _entry(llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str, asserts: bool) -> None:
     fnty = ir.FunctionType(VOID, [PTR, I32, I32, I32, I64, I64])
     fn = ir.Function(llmod, fnty, name=name)
     args_ptr, gx, gy, gz, start, end = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    if asserts:
+        control = fn.append_basic_block("control")
+        run = fn.append_basic_block("run")
+        b.cbranch(b.icmp_signed("==", start, ir.Constant(I64, -1)), control, run)
+        b.position_at_end(control)
+        b.store(llmod.globals[ASSERT_STATE], args_ptr)
+        b.ret_void()
+        b.position_at_end(run)
     params = []
     for i, t in enumerate(kernel.function_type.inputs):
         slot = b.load(b.gep(args_ptr, [ir.Constant(I64, i)], source_etype=PTR), typ=PTR)
@@ -83,6 +114,11 @@ def _entry(llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str) ->
     b.call(program, [*params, px, py, pz, gx, gy, gz])
     nxt = b.add(lin, ir.Constant(I64, 1))
     lin.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, end), loop, done)
+    more = b.icmp_signed("<", nxt, end)
+    if asserts:
+        state = llmod.globals[ASSERT_STATE]
+        flag = b.load_atomic(state, "monotonic", 4, typ=I32)
+        more = b.and_(more, b.icmp_unsigned("==", flag, ir.Constant(I32, 0)))
+    b.cbranch(more, loop, done)
     b.position_at_end(done)
     b.ret_void()

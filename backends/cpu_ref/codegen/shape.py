@@ -10,10 +10,12 @@ from triton_backend_sdk.ir import ops as O
 
 from .context import LoweringContext, Tile
 from .rules import RULES
-from .types import I64, PTR, llvm_type
+from .types import I64, PTR, Fp8Format, fp8_format, llvm_type
 
 
-def _scalar_const(ty: ir.Type, value: float) -> ir.Constant:
+def _scalar_const(ty: ir.Type, value: float, fp8: Fp8Format | None = None) -> ir.Constant:
+    if fp8 is not None:
+        return ir.Constant(ty, fp8.encode(float(value)))
     if isinstance(ty, ir.IntType):
         return ir.Constant(ty, int(value) & ((1 << ty.width) - 1))
     return ir.Constant(ty, float(value))
@@ -24,13 +26,14 @@ def lower_constant(ctx: LoweringContext, op: O.Constant) -> None:
     value = op.value
     res = op.result
     ety = llvm_type(res.type)
+    fp8 = fp8_format(res.type)
     if isinstance(value, (A.IntegerAttr, A.FloatAttr, A.BoolAttr)):
-        ctx.define(res, _scalar_const(ety, value.value))
+        ctx.define(res, _scalar_const(ety, value.value, fp8))
         return
     assert isinstance(value, A.DenseAttr), f"arith.constant with value {value!r}"
     shape = res.type.shape
     if value.is_splat:
-        c = _scalar_const(ety, value.values[0])
+        c = _scalar_const(ety, value.values[0], fp8)
         ctx.define(res, Tile(shape, ety, gen=lambda b, idx: c, cost=0))
         return
     st = ir.IntType(8) if ety == ir.IntType(1) else ety
@@ -38,7 +41,7 @@ def lower_constant(ctx: LoweringContext, op: O.Constant) -> None:
     g = ir.GlobalVariable(ctx.module, arr_ty, name=ctx.module.get_unique_name("const"))
     g.global_constant = True
     g.linkage = "internal"
-    g.initializer = ir.Constant(arr_ty, [_scalar_const(st, v) for v in value.values])
+    g.initializer = ir.Constant(arr_ty, [_scalar_const(st, v, fp8) for v in value.values])
     g.type = PTR  # opaque, as for stack buffers
     ctx.define(res, Tile(shape, ety, buf=g))
 
