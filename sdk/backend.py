@@ -21,7 +21,17 @@ from .descriptor import TargetDescriptor
 from .errors import UnsupportedError
 from .ir.core import Module
 from .options import Options
-from .pipeline import IRPass, PassContext, PassManager, Pipeline, Stage, injection_identity, injections_for
+from .pipeline import (
+    TTIR_PREFIX,
+    IRPass,
+    PassContext,
+    PassManager,
+    Pipeline,
+    Stage,
+    injection_identity,
+    injections_for,
+    triton_passes_at,
+)
 
 
 class CompileState:
@@ -65,8 +75,13 @@ class TargetBackend(BaseBackend):
     #: file extension of the final stage (bytes Triton stores in its cache and hands to the driver)
     binary_ext: ClassVar[str] = "bin"  # type: ignore[misc]
     options_cls: ClassVar[type[Options]] = Options
+    #: inclusive range of SDK API versions (`triton_backend_sdk.API_VERSION`) this backend was written for
+    sdk_api: ClassVar[tuple[int, int]] = (1, 1)
 
     def __init__(self, target: GPUTarget) -> None:
+        from .plugins import check_api
+
+        check_api("backend", self.name, self.version, self.sdk_api)
         super().__init__(target)
         self.descriptor = self.describe(target)
 
@@ -91,7 +106,15 @@ class TargetBackend(BaseBackend):
 
     @functools.cache  # noqa: B019 - one backend object per target; cheap key
     def hash(self) -> str:
-        key = f"{__version__}|{self.name}|{self.version}|{self.descriptor.hash()}|{injection_identity(self.name)}"
+        """SDK version and sources, backend version and descriptor, injected passes and active plugins.
+
+        Cached per backend object; Triton makes a new one after the plugin registry changes (see plugins.invalidate).
+        """
+        from .plugins import identity
+
+        plugins = identity(self.name)
+        key = (f"{__version__}|{source_digest(type(self).__module__)}|{self.name}|{self.version}|"
+               f"{self.descriptor.hash()}|{injection_identity(self.name)}|{plugins}")
         return hashlib.sha256(key.encode()).hexdigest()
 
     def parse_options(self, options: dict) -> Options:
@@ -135,18 +158,42 @@ class TargetBackend(BaseBackend):
             *self.codegen_stages(state, options),
         ])
 
-    def ttir_passes(self, pm: Any, options: Options) -> None:
-        """Triton's own TTIR passes, as the GPU backends run them (tensor descriptors rewritten to pointers)."""
+    def ttir_pass_table(self, options: Options) -> list[tuple[str, Any]]:
+        """Triton's own TTIR passes, named, as the GPU backends run them (tensor descriptors rewritten to pointers).
+
+        Each name `n` is a pair of injection points, `before-pass:ttir.n` and `after-pass:ttir.n`, where Triton C++
+        passes (`TritonPass`, e.g. from a Triton plugin library) run; `ttir.end` is the point after the last.
+        """
         from triton._C.libtriton import passes
 
-        passes.common.add_inliner(pm)
-        passes.ttir.add_rewrite_tensor_descriptor_to_pointer(pm)
-        passes.common.add_canonicalizer(pm)
-        passes.ttir.add_combine(pm)
-        passes.ttir.add_reorder_broadcast(pm)
-        passes.common.add_cse(pm)
-        passes.common.add_symbol_dce(pm)
-        passes.ttir.add_loop_unroll(pm)
+        return [
+            ("inliner", passes.common.add_inliner),
+            ("rewrite_tensor_descriptor_to_pointer", passes.ttir.add_rewrite_tensor_descriptor_to_pointer),
+            ("canonicalizer", passes.common.add_canonicalizer),
+            ("combine", passes.ttir.add_combine),
+            ("reorder_broadcast", passes.ttir.add_reorder_broadcast),
+            ("cse", passes.common.add_cse),
+            ("symbol_dce", passes.common.add_symbol_dce),
+            ("loop_unroll", passes.ttir.add_loop_unroll),
+        ]
+
+    def ttir_passes(self, pm: Any, options: Options) -> None:
+        """Add the TTIR pass table to `pm`, with the Triton C++ passes injected at its points."""
+        injections = injections_for(self.name)
+        table = self.ttir_pass_table(options)
+        names = [n for n, _ in table] + ["end"]
+        for inj in injections:
+            kind, _, anchor = inj.point.partition(":")
+            if kind.endswith("-pass") and anchor.startswith(TTIR_PREFIX) and anchor[len(TTIR_PREFIX):] not in names:
+                raise KeyError(f"injection at {inj.point!r}: no TTIR pass {anchor!r}; TTIR pass points are "
+                               f"{[TTIR_PREFIX + n for n in names]}")
+        for name, add in [*table, ("end", None)]:
+            for p in triton_passes_at(injections, f"before-pass:{TTIR_PREFIX}{name}"):
+                p.add_to(pm)
+            if add is not None:
+                add(pm)
+            for p in triton_passes_at(injections, f"after-pass:{TTIR_PREFIX}{name}"):
+                p.add_to(pm)
 
     def make_ttir(self, mod: Any, metadata: dict, options: Options) -> Any:
         from triton._C.libtriton import ir
@@ -166,7 +213,9 @@ class TargetBackend(BaseBackend):
         metadata["name"] = kernel.sym_name
         metadata["shared"] = 0
         ctx = PassContext(options, self.descriptor, metadata)
-        PassManager(self.ir_passes(options)).run(module, ctx, injections_for(self.name))
+        from .custom_ops import MaterializeCustomOps
+
+        PassManager([MaterializeCustomOps(), *self.ir_passes(options)]).run(module, ctx, injections_for(self.name))
         verify(module)
         return state.remember(module)
 

@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 import time
-from importlib import metadata
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -81,11 +80,21 @@ def _cmd_devices(args: argparse.Namespace) -> int:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    for ep in metadata.entry_points().select(group="triton.backends"):
-        dist = ep.dist.name if ep.dist else "?"
-        version = ep.dist.version if ep.dist else "?"
-        print(f"backend  {ep.name:10s} {dist} {version}  ({ep.value})")
-    return 0
+    """Backends (`triton.backends`) and plugins (`triton_backend_sdk.plugins`, TRITON_PLUGIN_PATHS), with versions,
+    the SDK API range each supports and where each comes from; an incompatible or broken one is shown, not fatal."""
+    from . import API_VERSION, __version__
+    from .plugins import describe_all
+
+    print(f"triton-backend-sdk {__version__}, SDK API version {API_VERSION}")
+    rows = describe_all()
+    for r in rows:
+        print(f"{r['kind']:13s} {r['name']:14s} {r['version']:>9s}  api {r['api']:<22s} {r['source']}")
+        for key in ("passes", "ops", "native", "path"):
+            if r.get(key):
+                print(f"{'':29s}{key}: {r[key]}")
+        if r.get("error"):
+            print(f"{'':29s}ERROR: {r['error']}")
+    return 1 if any(r.get("error") for r in rows) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--dump", default=None, help="write every stage's output under this directory")
     c.set_defaults(fn=_cmd_compile)
     sub.add_parser("devices", help="list SDK backends and their devices").set_defaults(fn=_cmd_devices)
-    sub.add_parser("plugins", help="list registered backends").set_defaults(fn=_cmd_plugins)
+    sub.add_parser("plugins", help="list backends and plugins with versions, API ranges and origins").set_defaults(fn=_cmd_plugins)
     args = p.parse_args(argv)
     return args.fn(args)
 

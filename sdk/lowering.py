@@ -44,14 +44,30 @@ class RuleTable:
         return RuleTable(backend, parent=self)
 
     def find(self, op_cls: type[Op]) -> Rule | None:
-        for cls in op_cls.__mro__:
+        """A table rule for the class itself, else the rule a plugin's custom op carries for this table's backend
+        (sdk/custom_ops.py), else a table rule for one of its families."""
+        for depth, cls in enumerate(op_cls.__mro__):
             table: RuleTable | None = self
             while table is not None:
                 rule = table.rules.get(cls)
                 if rule is not None:
                     return rule
                 table = table.parent
+            if depth == 0 and getattr(op_cls, "lowerings", None):
+                from .custom_ops import find_lowering
+
+                rule = find_lowering(op_cls, self.backends())
+                if rule is not None:
+                    return rule
         return None
+
+    def backends(self) -> list[str]:
+        """This table's backend, then the backends it derives from."""
+        out, table = [], self
+        while table is not None:
+            out.append(table.backend)
+            table = table.parent
+        return out
 
     def lookup(self, op: Op) -> Rule:
         rule = self.find(type(op))

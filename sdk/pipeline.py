@@ -2,14 +2,22 @@
 
 A stage has Triton's `add_stages` shape, `(src, metadata) -> src`; its name is also the file extension Triton's cache
 uses for its output. Around every stage there are two injection points, `before:<stage>` and `after:<stage>`; inside
-the SDK IR stage every pass has `before-pass:<pass>` and `after-pass:<pass>`. Something injected at a point is either
-a hook `(src, metadata) -> src | None` (stage points) or an `IRPass` (pass points; stage points too, where it runs on
-the SDK IR of that stage's output).
+the SDK IR stage every pass has `before-pass:<pass>` and `after-pass:<pass>`, and inside the TTIR stage every Triton
+pass has `before-pass:ttir.<pass>` and `after-pass:ttir.<pass>`. Something injected at a point is a hook
+`(src, metadata) -> src | None` (stage points), an `IRPass` (SDK IR pass points; stage points too, where it runs on the
+SDK IR of that stage's output) or a `TritonPass` (a Triton C++ pass, at TTIR pass points).
+
+One mechanism serves every source of passes: plugins (sdk/plugins.py) inject through `inject()` too. Injecting or
+removing something drops Triton's in-memory kernel caches, whose keys do not include the backend's hash.
 """
 
 from __future__ import annotations
 
 import abc
+import dataclasses
+import functools
+import hashlib
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,13 +41,115 @@ class PassContext:
 
 
 class IRPass(abc.ABC):
-    """A transformation of the SDK IR, written in Python. Subclasses set `name` and implement `run`."""
+    """A transformation of the SDK IR, written in Python. Subclasses set `name` and implement `run`.
+
+    Prefer `@ir_pass(name=...)` on a frozen dataclass (the fields are the pass's typed options) or on a function.
+    """
 
     name: ClassVar[str] = ""
 
     @abc.abstractmethod
     def run(self, module: Module, ctx: PassContext) -> None:
         """Rewrite `module` in place."""
+
+
+def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
+    """Declare an SDK IR pass named `name` (its injection points are `before-pass:<name>`/`after-pass:<name>`).
+
+    On a class with `run(self, module, ctx)`: the class becomes a frozen dataclass and an `IRPass`; its fields are
+    the pass's options, so `MyPass(threshold=8)` is an instance with those options and its identity (cache key)
+    includes them. On a function `fn(module, ctx, opts)`: returns a pass class whose instances carry an `opts` of
+    the frozen dataclass `options` (`MyPass(threshold=8)` builds it), so both spellings configure the same way.
+    """
+    if not name or not isinstance(name, str):
+        raise ValueError(f"an IR pass needs a non-empty string name, got {name!r}")
+
+    def deco(obj: Any) -> Any:
+        if inspect.isclass(obj):
+            if options is not None:
+                raise TypeError(f"pass {name!r}: a pass class carries its options as its own dataclass fields")
+            if not callable(getattr(obj, "run", None)):
+                raise TypeError(f"pass class {obj.__qualname__} has no run(self, module, ctx) method")
+            cls = obj if dataclasses.is_dataclass(obj) else dataclass(frozen=True)(obj)
+            if not cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+                raise TypeError(f"pass {name!r}: options must be a frozen dataclass (they are part of the cache key)")
+            if not issubclass(cls, IRPass):
+                cls = type(cls.__name__, (cls, IRPass), {"__module__": cls.__module__,
+                                                         "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+            cls.name = name
+            return cls
+        if not callable(obj):
+            raise TypeError(f"@ir_pass applies to a class or a function, not {obj!r}")
+        opts_cls = options
+        if opts_cls is not None and not (dataclasses.is_dataclass(opts_cls)
+                                         and opts_cls.__dataclass_params__.frozen):  # type: ignore[attr-defined]
+            raise TypeError(f"pass {name!r}: options must be a frozen dataclass, got {opts_cls!r}")
+        fn = obj
+
+        class FunctionPass(IRPass):
+            __doc__ = fn.__doc__
+
+            def __init__(self, opts: Any = None, **kwargs: Any) -> None:
+                if opts is not None and kwargs:
+                    raise TypeError(f"pass {name!r}: give an options object or keyword options, not both")
+                if opts_cls is None:
+                    if opts is not None or kwargs:
+                        raise TypeError(f"pass {name!r} takes no options")
+                else:
+                    opts = opts if opts is not None else opts_cls(**kwargs)
+                    if not isinstance(opts, opts_cls):
+                        raise TypeError(f"pass {name!r}: options must be {opts_cls.__qualname__}, got {opts!r}")
+                self.opts = opts
+
+            def run(self, module: Module, ctx: PassContext) -> None:
+                if opts_cls is None:
+                    fn(module, ctx)
+                else:
+                    fn(module, ctx, self.opts)
+
+            def __repr__(self) -> str:
+                return f"{name}({self.opts!r})" if opts_cls is not None else f"{name}()"
+
+        FunctionPass.name = name
+        FunctionPass.__name__ = FunctionPass.__qualname__ = getattr(fn, "__name__", "FunctionPass")
+        FunctionPass.__module__ = getattr(fn, "__module__", __name__)
+        FunctionPass.function = staticmethod(fn)  # type: ignore[attr-defined]
+        return FunctionPass
+
+    return deco
+
+
+@dataclass(frozen=True)
+class TritonPass:
+    """A Triton C++ pass (`passes.plugin.add_<pass_name>` after loading `library`, or any `passes.<group>.add_*`),
+    injectable at a TTIR pass point (`before-pass:ttir.<name>`/`after-pass:ttir.<name>`).
+
+    `library` None means the pass is already in Triton's bindings (`pass_name` is then `group.add_x`, e.g.
+    `common.add_licm`). The library's content hash is part of the cache key.
+    """
+
+    pass_name: str = "add_plugin"
+    library: str | None = None
+    args: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.pass_name
+
+    def add_to(self, pm: Any) -> None:
+        from .plugins import triton_pass_adder
+
+        add = triton_pass_adder(self.library, self.pass_name)
+        if self.args:
+            add(pm, list(self.args))
+        else:
+            add(pm)
+
+    def identity(self) -> str:
+        from .plugins import file_digest
+
+        lib = f"{self.library}@{file_digest(self.library)}" if self.library else "triton"
+        return f"{lib}:{self.pass_name}{list(self.args)}"
 
 
 @dataclass
@@ -62,23 +172,43 @@ class Injection:
 _INJECTIONS: list[Injection] = []
 
 
-def inject(point: str, item: Hook | IRPass, backends: tuple[str, ...] | str = ()) -> Injection:
-    """Add a hook or an IR pass at a named point of every (or the named) SDK backend's pipeline, for later compiles.
+def inject(point: str, item: Hook | IRPass | TritonPass, backends: tuple[str, ...] | str = ()) -> Injection:
+    """Add a hook or a pass at a named point of every (or the named) SDK backend's pipeline, for later compiles.
 
-    Points: `before:<stage>`, `after:<stage>`, `before-pass:<pass>`, `after-pass:<pass>`.
+    Points: `before:<stage>`, `after:<stage>`, `before-pass:<pass>`, `after-pass:<pass>`; a `TritonPass` goes only at
+    `before-pass:ttir.<pass>`/`after-pass:ttir.<pass>`. Triton's in-memory kernel caches are dropped, so kernels
+    launched afterwards are looked up again under the new cache key (recompiled unless Triton's disk cache has them).
     """
     kind, _, anchor = point.partition(":")
     if kind not in ("before", "after", "before-pass", "after-pass") or not anchor:
         raise ValueError(f"injection point {point!r} must be before:|after:<stage> or before-pass:|after-pass:<pass>")
-    if kind.endswith("-pass") and not isinstance(item, IRPass):
-        raise TypeError(f"only an IRPass can be injected at {point!r}, got {item!r}")
+    if isinstance(item, TritonPass):
+        if not (kind.endswith("-pass") and anchor.startswith(TTIR_PREFIX)):
+            raise TypeError(f"a Triton C++ pass runs in the TTIR stage: inject it at before-pass:|after-pass:"
+                            f"{TTIR_PREFIX}<pass>, not at {point!r}")
+    elif kind.endswith("-pass") and not isinstance(item, IRPass):
+        raise TypeError(f"only an IRPass or a TritonPass can be injected at {point!r}, got {item!r}")
+    elif anchor.startswith(TTIR_PREFIX) and kind.endswith("-pass"):
+        raise TypeError(f"{point!r} is a point between Triton C++ passes: inject a TritonPass there, not {item!r}")
     inj = Injection(point, item, (backends,) if isinstance(backends, str) else tuple(backends))
     _INJECTIONS.append(inj)
+    _changed()
     return inj
 
 
 def remove_injection(inj: Injection) -> None:
     _INJECTIONS.remove(inj)
+    _changed()
+
+
+def _changed() -> None:
+    from .plugins import invalidate
+
+    invalidate()
+
+
+#: TTIR pass points are named `ttir.<pass>` so that they never collide with SDK IR pass names
+TTIR_PREFIX = "ttir."
 
 
 def injections_for(backend: str) -> list[Injection]:
@@ -91,9 +221,33 @@ def injection_identity(backend: str) -> str:
 
 
 def _identity(item: Any) -> str:
+    """Who the item is, with what options, and a digest of the file that defines it (an edited pass recompiles)."""
+    if isinstance(item, TritonPass):
+        return item.identity()
     if isinstance(item, IRPass):
-        return f"{type(item).__module__}.{type(item).__qualname__}:{item.name}:{getattr(item, '__dict__', '')}"
-    return f"{getattr(item, '__module__', '')}.{getattr(item, '__qualname__', repr(item))}"
+        cls = type(item)
+        state = repr(item) if dataclasses.is_dataclass(item) or hasattr(item, "opts") else getattr(item, "__dict__", "")
+        return f"{cls.__module__}.{cls.__qualname__}:{item.name}:{state}@{_source_digest(cls)}"
+    return f"{getattr(item, '__module__', '')}.{getattr(item, '__qualname__', repr(item))}@{_source_digest(item)}"
+
+
+def _source_digest(obj: Any) -> str:
+    fn = getattr(obj, "function", obj)
+    try:
+        path = inspect.getsourcefile(fn)
+    except TypeError:
+        path = None
+    return _file_digest_cached(path) if path else "?"
+
+
+@functools.cache
+def _file_digest_cached(path: str) -> str:
+    """Once per file per process: a compile must not re-read sources on every launch."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        return "?"
 
 
 @dataclass
@@ -116,6 +270,10 @@ class PassManager:
 
 def _at(injections: list[Injection], point: str) -> list[Any]:
     return [i.item for i in injections if i.point == point]
+
+
+def triton_passes_at(injections: list[Injection], point: str) -> list[TritonPass]:
+    return [i for i in _at(injections, point) if isinstance(i, TritonPass)]
 
 
 class Pipeline:

@@ -82,7 +82,48 @@ def _jit() -> llvm.LLJIT:
 
 
 def load_object(name: str, obj: bytes) -> LoadedObject:
+    """Link a kernel object into the JIT. Its external calls resolve against the process (libm) and the symbols of
+    the active native plugins (plugin.h), which are imported explicitly since plugins are dlopen()ed RTLD_LOCAL."""
+    from triton_backend_sdk.plugins import native_symbols
+
+    builder = llvm.JITLibraryBuilder().add_object_img(obj).export_symbol(name)
+    symbols = native_symbols()
+    for sym, address in symbols.items():
+        builder.import_symbol(sym, address)
     with _lock:
-        lib = (llvm.JITLibraryBuilder().add_object_img(obj).export_symbol(name)
-               .link(_jit(), f"{name}.{next(_lib_ids)}"))
+        try:
+            lib = builder.link(_jit(), f"{name}.{next(_lib_ids)}")
+        except RuntimeError as e:
+            missing = [s for s in undefined_symbols(obj) if s not in symbols and not _in_process(s)]
+            raise ToolError(f"cpu_ref: cannot link kernel {name!r}: unresolved symbols {missing or '?'} ({e})\n"
+                            f"  symbols from active native plugins: {sorted(symbols) or 'none'} (extern_elementwise "
+                            f"symbols resolve against these and the process; see triton_backend_sdk.plugins)") from e
         return LoadedObject(lib, lib[name])
+
+
+def _in_process(symbol: str) -> bool:
+    import ctypes
+
+    return hasattr(ctypes.CDLL(None), symbol)
+
+
+def undefined_symbols(obj: bytes) -> list[str]:
+    """Names an ELF64 little-endian object references but does not define (for link error messages)."""
+    import struct
+
+    if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+        return []
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+    out = []
+    for sh in sections:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], sh[9] or 24):
+            st_name, _info, _other, st_shndx = struct.unpack_from("<IBBH", obj, off)
+            if st_shndx == 0 and st_name:
+                start = strtab[4] + st_name
+                out.append(obj[start:obj.index(b"\0", start)].decode())
+    return out

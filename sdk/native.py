@@ -1,0 +1,132 @@
+"""Loader for native plugins (the C ABI of csrc/include/triton_backend_sdk/plugin.h), through ctypes.
+
+ctypes rather than the pybind11 extension: loading happens once per library per process, and the header stays the
+only contract (a vendor's library needs no Python headers and no SDK build).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import hashlib
+import os
+from dataclasses import dataclass, field
+
+from .errors import SDKError
+
+#: native ABI versions this SDK reads (plugin.h TSDK_PLUGIN_API_VERSION)
+NATIVE_API_VERSIONS = (1,)
+ENTRY = "tsdk_plugin_info"
+
+
+class NativePluginError(SDKError):
+    """A native plugin library cannot be loaded: the message names the library and what is wrong."""
+
+
+class _Symbol(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("address", ctypes.c_void_p)]
+
+
+_INIT = ctypes.CFUNCTYPE(ctypes.c_int32)
+_TEARDOWN = ctypes.CFUNCTYPE(None)
+
+
+class _PluginV1(ctypes.Structure):
+    _fields_ = [
+        ("api_version", ctypes.c_uint32),
+        ("struct_size", ctypes.c_uint32),
+        ("name", ctypes.c_char_p),
+        ("version", ctypes.c_char_p),
+        ("num_symbols", ctypes.c_uint64),
+        ("symbols", ctypes.POINTER(_Symbol)),
+        ("init", ctypes.c_void_p),
+        ("teardown", ctypes.c_void_p),
+    ]
+
+
+_MIN_SIZE = _PluginV1.symbols.offset + ctypes.sizeof(ctypes.c_void_p)
+
+
+@dataclass
+class NativePlugin:
+    """A loaded native plugin: its declared identity, its symbol table and the digest of the library file."""
+
+    path: str
+    name: str
+    version: str
+    api_version: int
+    digest: str
+    symbols: dict[str, int] = field(default_factory=dict)
+    handle: ctypes.CDLL | None = field(default=None, repr=False)
+
+    def identity(self) -> str:
+        return f"{self.name}@{self.version}/abi{self.api_version}/{self.digest}"
+
+
+_LOADED: dict[str, NativePlugin] = {}
+
+
+def file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_native(path: str) -> NativePlugin:
+    """dlopen `path`, read and check its descriptor, run its init; once per path per process."""
+    path = os.path.realpath(path)
+    if path in _LOADED:
+        return _LOADED[path]
+    if not os.path.isfile(path):
+        raise NativePluginError(f"native plugin {path!r}: no such file")
+    digest = file_sha256(path)
+    try:
+        lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+    except OSError as e:
+        raise NativePluginError(f"native plugin {path!r}: dlopen failed: {e}") from e
+    try:
+        entry = getattr(lib, ENTRY)
+    except AttributeError:
+        raise NativePluginError(f"native plugin {path!r} does not export {ENTRY}() (see plugin.h)") from None
+    entry.restype = ctypes.POINTER(_PluginV1)
+    entry.argtypes = []
+    ptr = entry()
+    if not ptr:
+        raise NativePluginError(f"native plugin {path!r}: {ENTRY}() returned NULL")
+    desc = ptr.contents
+    if desc.api_version not in NATIVE_API_VERSIONS:
+        raise NativePluginError(
+            f"native plugin {path!r} was built for plugin ABI version {desc.api_version}; this SDK reads ABI "
+            f"version(s) {', '.join(map(str, NATIVE_API_VERSIONS))}")
+    if desc.struct_size < _MIN_SIZE:
+        raise NativePluginError(f"native plugin {path!r}: struct_size {desc.struct_size} is smaller than the "
+                                f"{_MIN_SIZE} bytes ABI version 1 requires")
+    name = (desc.name or b"").decode()
+    version = (desc.version or b"").decode()
+    if not name or not version:
+        raise NativePluginError(f"native plugin {path!r}: name and version must be set (got {name!r}, {version!r})")
+    symbols: dict[str, int] = {}
+    for i in range(desc.num_symbols):
+        s = desc.symbols[i]
+        sym = (s.name or b"").decode()
+        if not sym or not s.address:
+            raise NativePluginError(f"native plugin {name} ({path}): symbol table entry {i} has no name or address")
+        if sym in symbols:
+            raise NativePluginError(f"native plugin {name} ({path}) defines symbol {sym!r} twice")
+        symbols[sym] = int(s.address)
+    has = desc.struct_size >= _PluginV1.teardown.offset + ctypes.sizeof(ctypes.c_void_p)
+    if has and desc.init:
+        rc = _INIT(desc.init)()
+        if rc != 0:
+            raise NativePluginError(f"native plugin {name} {version} ({path}): init() returned {rc}")
+    if has and desc.teardown:
+        atexit.register(_TEARDOWN(desc.teardown))
+    plugin = NativePlugin(path, name, version, desc.api_version, digest, symbols, lib)
+    _LOADED[path] = plugin
+    return plugin
+
+
+def loaded() -> list[NativePlugin]:
+    return list(_LOADED.values())

@@ -1,0 +1,391 @@
+"""Plugins: Python passes with typed options, custom ops, the registry and API checks, cache identity, and Triton's
+own C++ plugin passes (the wheel's test library, whose pass renames the kernel function to `foo`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+import triton_backend_sdk
+from triton.compiler import ASTSource
+from triton_backend_sdk import cli, plugins
+from triton_backend_sdk.custom_ops import custom_op
+from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir import parse_ttir
+from triton_backend_sdk.ir.core import Module
+from triton_backend_sdk.pipeline import PassContext, TritonPass, inject, ir_pass, remove_injection
+from triton_backend_sdk.plugins import Plugin, PluginError
+
+TRITON_TEST_PLUGIN = os.path.join(os.path.dirname(triton.__file__), "plugins", "libTritonPluginsTestLib.so")
+
+# ---- kernels -------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+sqplus1 = custom_op("tsdktest.sqplus1", {("fp32",): "fp32"}, doc="x * x + 1")
+
+
+@sqplus1.lowering("cpu_ref")
+def _sqplus1_cpu(ctx, op) -> None:  # type: ignore[no-untyped-def]
+    from llvmlite import ir
+    from triton_backend_sdk.backends.cpu_ref.codegen.elementwise import lift
+
+    lift(ctx, op, lambda a: ctx.b.fadd(ctx.b.fmul(a, a), ir.Constant(a.type, 1.0)))
+
+
+@triton.jit
+def sqplus1_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, sqplus1(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+
+
+def _add_src(block: int = 128) -> ASTSource:
+    return ASTSource(add_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                            "BLOCK": "constexpr"}, constexprs={"BLOCK": block})
+
+
+# ---- passes --------------------------------------------------------------------------------------------------------
+
+@ir_pass(name="test-swap-add")
+class SwapAdd:
+    """arith.addf -> `into` (subf or mulf): a visible rewrite whose typed option changes the result."""
+
+    into: str = "sub"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        cls = {"sub": O.SubF, "mul": O.MulF}[self.into]
+        for op in list(module.walk()):
+            if isinstance(op, O.AddF):
+                new = cls(list(op.operands), [op.result.type], loc=op.loc)
+                op.parent.insert(op.parent.ops.index(op), new)
+                op.result.replace_all_uses_with(new.result)
+                op.erase()
+
+
+@dataclass(frozen=True)
+class CountOptions:
+    key: str = "n_ops"
+
+
+@ir_pass(name="test-count-ops", options=CountOptions)
+def count_ops(module: Module, ctx: PassContext, opts: CountOptions) -> None:
+    """Records the number of ops in the kernel's metadata (a function pass with typed options)."""
+    ctx.metadata[opts.key] = sum(1 for _ in module.walk())
+
+
+def test_ir_pass_decorator_makes_frozen_typed_passes():
+    p = SwapAdd(into="mul")
+    assert p.name == "test-swap-add" and p.into == "mul"
+    with pytest.raises(Exception, match="cannot assign"):
+        p.into = "sub"  # type: ignore[misc]
+    c = count_ops(key="k")
+    assert c.name == "test-count-ops" and c.opts == CountOptions("k")
+    with pytest.raises(TypeError, match="no option|unexpected keyword"):
+        count_ops(bogus=1)
+    with pytest.raises(TypeError, match="frozen"):
+        @ir_pass(name="x", options=type("NotFrozen", (), {}))
+        def _bad(module, ctx, opts):  # type: ignore[no-untyped-def]
+            pass
+
+
+@pytest.mark.parametrize("into,ref", [("sub", torch.sub), ("mul", torch.mul)])
+def test_decorated_pass_options_change_kernel_and_cache_key(backend, rng, into, ref):
+    n = 300
+    x, y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
+    out = torch.empty_like(x)
+    target = triton_backend_sdk.target(backend)
+    plain = triton.compile(_add_src(), target=target)
+    inj = inject("after-pass:sdk-custom-ops", SwapAdd(into=into), backends=backend)
+    counter = inject("after:sdkir", count_ops(key="ops_after_sdkir"), backends=backend)
+    try:
+        k = triton.compile(_add_src(), target=target)
+        assert k.hash != plain.hash
+        assert k.metadata.ops_after_sdkir > 5
+        k[(3, 1, 1)](x, y, out, n, 128)
+        torch.testing.assert_close(out, ref(x, y))
+    finally:
+        remove_injection(inj)
+        remove_injection(counter)
+
+
+def test_jit_in_memory_cache_sees_a_plugin_activated_mid_process(backend, rng):
+    """Triton's in-memory kernel cache keys on specialization+options only; activation drops it (plugins.invalidate)."""
+    n = 200
+    x, y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
+    out = torch.empty_like(x)
+    add_kernel[(2,)](x, y, out, n, BLOCK=128)
+    torch.testing.assert_close(out, x + y)
+    plugins.activate(Plugin("tsdktest-swap", "1.0", passes=(("after-pass:sdk-custom-ops", SwapAdd(into="sub")),),
+                            backends=(backend,)))
+    try:
+        add_kernel[(2,)](x, y, out, n, BLOCK=128)
+        torch.testing.assert_close(out, x - y)
+    finally:
+        plugins.deactivate("tsdktest-swap")
+    add_kernel[(2,)](x, y, out, n, BLOCK=128)
+    torch.testing.assert_close(out, x + y)
+
+
+# ---- custom ops ----------------------------------------------------------------------------------------------------
+
+def test_custom_op_runs_on_cpu_ref(rng):
+    n = 1000
+    x = torch.randn(n, generator=rng)
+    out = torch.empty_like(x)
+    k = triton.compile(ASTSource(sqplus1_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                                  "BLOCK": "constexpr"}, {"BLOCK": 256}),
+                       target=triton_backend_sdk.target("cpu_ref"))
+    assert "tsdktest.sqplus1" in k.asm["sdkir"] and "tt.extern_elementwise" not in k.asm["sdkir"]
+    reread = parse_ttir(k.asm["sdkir"])  # the printed custom op reads back as its class (CLI recompiles of dumps)
+    assert any(isinstance(op, sqplus1.op) for op in reread.walk())
+    k[(4, 1, 1)](x, out, n, 256)
+    torch.testing.assert_close(out, x * x + 1)
+
+
+def test_custom_op_on_opencl_uses_the_opencl_rule(rng):
+    from triton.backends import backends
+
+    if "opencl" not in backends:
+        pytest.skip("the opencl backend is not registered with Triton yet (backends/opencl is being built); "
+                    "the cpu_ref half runs in test_custom_op_runs_on_cpu_ref")
+    from triton_backend_sdk.backends.opencl.render import RULES as CL_RULES  # noqa: F401 - its rule table exists
+
+    @sqplus1.lowering("opencl")
+    def _sqplus1_cl(ctx, op):  # type: ignore[no-untyped-def]
+        return ctx.unary(op, lambda a: f"fma({a}, {a}, 1.0f)")
+
+    n = 500
+    x = torch.randn(n, generator=rng)
+    out = torch.empty_like(x)
+    k = triton.compile(ASTSource(sqplus1_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                                  "BLOCK": "constexpr"}, {"BLOCK": 128}),
+                       target=triton_backend_sdk.target("opencl"))
+    assert "fma(" in str(k.asm.get("cl", ""))
+    k[(4, 1, 1)](x, out, n, 128)
+    torch.testing.assert_close(out, x * x + 1)
+
+
+def test_custom_op_without_a_rule_names_the_op_and_backend():
+    lonely = custom_op("tsdktest.lonely", {("fp32",): "fp32"})
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, lonely(tl.load(x_ptr + offs)))
+
+    with pytest.raises(UnsupportedError, match=r"\[cpu_ref\] no lowering rule for op 'tsdktest\.lonely'"):
+        triton.compile(ASTSource(k, {"x_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 16}),
+                       target=triton_backend_sdk.target("cpu_ref"))
+
+
+def test_custom_op_names_are_checked():
+    with pytest.raises(ValueError, match="dotted"):
+        custom_op("nodot", {("fp32",): "fp32"})
+    with pytest.raises(ValueError, match="built-in"):
+        custom_op("arith.addf", {("fp32",): "fp32"})
+
+
+# ---- registry and API checks ---------------------------------------------------------------------------------------
+
+def test_incompatible_plugin_names_both_versions():
+    with pytest.raises(PluginError, match=r"'future' 9\.0 supports SDK API version 2\.\.3.*provides API version 1"):
+        plugins.activate(Plugin("future", "9.0", api=(2, 3)))
+    assert "future" not in {a.plugin.name for a in plugins.active_plugins()}
+
+
+def test_incompatible_backend_names_both_versions():
+    from triton_backend_sdk.backends.cpu_ref import compiler as cpu_ref
+
+    class OldBackend(cpu_ref.CPURefBackend):
+        sdk_api = (0, 0)
+
+    with pytest.raises(PluginError, match=r"backend 'cpu_ref' .* supports SDK API version 0, .*API version 1"):
+        OldBackend(triton_backend_sdk.target("cpu_ref"))
+
+
+def _fake_dist(tmp_path, name: str, api: tuple[int, int], point: str = "after-pass:sdk-custom-ops") -> str:
+    """A distribution with one `triton_backend_sdk.plugins` entry point, importable from `tmp_path`."""
+    mod = f"{name}_mod"
+    (tmp_path / f"{mod}.py").write_text(textwrap.dedent(f"""
+        from triton_backend_sdk.plugins import Plugin
+        from tests_plugin_passes import SwapAddPass
+
+        def make():
+            return Plugin(name={name!r}, version="2.5", api={api!r}, passes=(({point!r}, SwapAddPass()),),
+                          backends=("cpu_ref",))
+    """))
+    dist = tmp_path / f"{name}-2.5.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 2.5\n")
+    (dist / "entry_points.txt").write_text(f"[triton_backend_sdk.plugins]\n{name} = {mod}:make\n")
+    (tmp_path / "tests_plugin_passes.py").write_text(textwrap.dedent("""
+        from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir import parse_ttir
+        from triton_backend_sdk.pipeline import ir_pass
+
+        @ir_pass(name="ep-add-to-sub")
+        class SwapAddPass:
+            def run(self, module, ctx):
+                for op in list(module.walk()):
+                    if isinstance(op, O.AddF):
+                        new = O.SubF(list(op.operands), [op.result.type], loc=op.loc)
+                        op.parent.insert(op.parent.ops.index(op), new)
+                        op.result.replace_all_uses_with(new.result)
+                        op.erase()
+    """))
+    return str(tmp_path)
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """Entry points are read once per process; let a test read them again and restore the registry after."""
+    saved = dict(plugins._ACTIVE)
+    monkeypatch.setattr(plugins, "_loaded_external", False)
+    yield
+    for name in list(plugins._ACTIVE):
+        if name not in saved:
+            plugins.deactivate(name)
+
+
+def test_entry_point_plugin_is_activated_listed_and_changes_the_kernel(tmp_path, monkeypatch, fresh_registry, rng,
+                                                                        capsys):
+    monkeypatch.syspath_prepend(_fake_dist(tmp_path, "tsdk_ep_ok", (1, 2)))
+    n = 100
+    x, y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
+    out = torch.empty_like(x)
+    k = triton.compile(_add_src(), target=triton_backend_sdk.target("cpu_ref"))
+    k[(1, 1, 1)](x, y, out, n, 128)
+    torch.testing.assert_close(out, x - y)
+    active = {a.plugin.name: a for a in plugins.active_plugins()}
+    assert "tsdk_ep_ok" in active and "tsdk_ep_ok-2.5" not in active["tsdk_ep_ok"].source
+    assert "entry point tsdk_ep_ok" in active["tsdk_ep_ok"].source
+    assert cli.main(["plugins"]) == 0
+    listing = capsys.readouterr().out
+    assert "SDK API version 1" in listing
+    assert any(line.split()[:2] == ["backend", "cpu_ref"] and "api 1-1" in line for line in listing.splitlines())
+    assert any(line.split()[:3] == ["plugin", "tsdk_ep_ok", "2.5"] and "api 1-2" in line
+               for line in listing.splitlines())
+
+
+def test_incompatible_entry_point_plugin_fails_the_compile_naming_versions(tmp_path, monkeypatch, fresh_registry,
+                                                                            capsys):
+    monkeypatch.syspath_prepend(_fake_dist(tmp_path, "tsdk_ep_old", (0, 0)))
+    with pytest.raises(PluginError, match=r"'tsdk_ep_old' 2\.5 supports SDK API version 0, .*API version 1"):
+        triton.compile(_add_src(64), target=triton_backend_sdk.target("cpu_ref"))
+    assert cli.main(["plugins"]) == 1
+    assert "ERROR: plugin 'tsdk_ep_old' 2.5 supports SDK API version 0" in capsys.readouterr().out
+
+
+# ---- cache identity ------------------------------------------------------------------------------------------------
+
+def test_backend_hash_is_stable_and_follows_plugins():
+    make = triton.compiler.make_backend
+    target = triton_backend_sdk.target("cpu_ref")
+    h0 = make(target).hash()
+    assert make(target).hash() == h0, "an unchanged registry must give the same cache key"
+    plugins.activate(Plugin("tsdktest-ident", "1.0"))
+    try:
+        h1 = make(target).hash()
+        assert h1 != h0
+    finally:
+        plugins.deactivate("tsdktest-ident")
+    plugins.activate(Plugin("tsdktest-ident", "1.1"))
+    try:
+        assert make(target).hash() not in (h0, h1), "a new plugin version is a new cache key"
+    finally:
+        plugins.deactivate("tsdktest-ident")
+    assert make(target).hash() == h0
+
+
+def test_identity_is_computed_once_per_registry_change(monkeypatch):
+    calls = []
+    real = plugins.Active.identity
+    monkeypatch.setattr(plugins.Active, "identity", lambda self: calls.append(1) or real(self))
+    plugins.activate(Plugin("tsdktest-once", "1.0"))
+    try:
+        for _ in range(5):
+            plugins.identity("cpu_ref")
+        assert len(calls) == 1
+    finally:
+        plugins.deactivate("tsdktest-once")
+
+
+# ---- Triton C++ plugin passes --------------------------------------------------------------------------------------
+
+needs_triton_plugin = pytest.mark.skipif(not os.path.exists(TRITON_TEST_PLUGIN),
+                                         reason=f"this Triton wheel has no {TRITON_TEST_PLUGIN}")
+
+
+@needs_triton_plugin
+def test_triton_cpp_plugin_pass_at_a_ttir_point(backend, rng, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path))
+    inj = inject("after-pass:ttir.loop_unroll", TritonPass("add_plugin", TRITON_TEST_PLUGIN), backends=backend)
+    try:
+        k = triton.compile(_add_src(32), target=triton_backend_sdk.target(backend))
+    finally:
+        remove_injection(inj)
+    assert k.metadata.name == "foo"
+    ttir = (tmp_path / "foo" / "00-ttir.ttir").read_text()
+    assert "tt.func public @foo(" in ttir and "@add_kernel" not in ttir
+    n = 70
+    x, y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
+    out = torch.empty_like(x)
+    k[(3, 1, 1)](x, y, out, n, 32)
+    torch.testing.assert_close(out, x + y)
+
+
+def test_triton_pass_points_are_checked(backend):
+    with pytest.raises(TypeError, match="TTIR stage"):
+        inject("after:sdkir", TritonPass("add_plugin", TRITON_TEST_PLUGIN))
+    inj = inject("after-pass:ttir.nosuchpass", TritonPass("common.add_licm"), backends=backend)
+    try:
+        with pytest.raises(KeyError, match=r"ttir\.nosuchpass.*ttir\.combine"):
+            triton.compile(_add_src(16), target=triton_backend_sdk.target(backend))
+    finally:
+        remove_injection(inj)
+
+
+@needs_triton_plugin
+def test_triton_plugin_paths_environment_variable(tmp_path):
+    """TRITON_PLUGIN_PATHS (Triton's variable): the library's passes run at the end of the TTIR stage."""
+    script = textwrap.dedent("""
+        import torch, triton, triton.language as tl, triton_backend_sdk
+        from triton.compiler import ASTSource
+
+        @triton.jit
+        def scale(x_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 3.0)
+
+        k = triton.compile(ASTSource(scale, {"x_ptr": "*fp32", "out_ptr": "*fp32", "BLOCK": "constexpr"},
+                                     {"BLOCK": 64}), target=triton_backend_sdk.target("cpu_ref"))
+        x = torch.randn(64)
+        out = torch.empty_like(x)
+        k[(1, 1, 1)](x, out, 64)
+        torch.testing.assert_close(out, x * 3.0)
+        print("NAME", k.metadata.name)
+    """)
+    env = dict(os.environ, TRITON_PLUGIN_PATHS=TRITON_TEST_PLUGIN, TRITON_SDK_DUMP_DIR=str(tmp_path / "dump"),
+               TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    path = tmp_path / "scale.py"  # Triton reads a jit function's source from its file
+    path.write_text(script)
+    r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "NAME foo" in r.stdout
+    assert "tt.func public @foo(" in (tmp_path / "dump" / "foo" / "00-ttir.ttir").read_text()

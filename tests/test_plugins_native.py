@@ -1,0 +1,211 @@
+"""Native plugins (csrc/include/triton_backend_sdk/plugin.h): built with the system C compiler during the test,
+loaded through the SDK, called from cpu_ref kernels through `tl.extern_elementwise`, and hashed into the cache key."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+import triton_backend_sdk
+from triton.compiler import ASTSource
+from triton_backend_sdk import plugins
+from triton_backend_sdk.errors import ToolError
+from triton_backend_sdk.native import NativePluginError, load_native
+from triton_backend_sdk.plugins import Plugin, PluginError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INCLUDE = os.path.join(ROOT, "csrc", "include")
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on PATH to build the test plugins")
+
+PLUGIN_C = """
+#include <math.h>
+#include "triton_backend_sdk/plugin.h"
+
+static float tsdkn_{tag}_softsign(float x) {{ return x / (1.0f + fabsf(x)) * {scale}f; }}
+static double tsdkn_{tag}_cube(double x) {{ return x * x * x; }}
+static int initialised = 0;
+static int32_t init(void) {{ initialised = 1; return {init_rc}; }}
+
+static const tsdk_symbol symbols[] = {{
+    {{"tsdkn_{tag}_softsign", (void *)tsdkn_{tag}_softsign}},
+    {{"tsdkn_{tag}_cube", (void *)tsdkn_{tag}_cube}},
+}};
+static const tsdk_plugin plugin = {{
+    {api}, sizeof(tsdk_plugin), "tsdkn_{tag}", "{version}", 2, symbols, init, 0,
+}};
+TSDK_EXPORT const tsdk_plugin *tsdk_plugin_info(void) {{ return &plugin; }}
+"""
+
+
+def build_plugin(directory, tag: str, *, scale: float = 1.0, version: str = "1.0", api: str = "TSDK_PLUGIN_API_VERSION",
+                 init_rc: int = 0, name: str | None = None) -> str:
+    src = os.path.join(directory, f"{name or tag}.c")
+    out = os.path.join(directory, f"lib{name or tag}.so")
+    with open(src, "w") as f:
+        f.write(PLUGIN_C.format(tag=tag, scale=scale, version=version, api=api, init_rc=init_rc))
+    subprocess.run([CC, "-shared", "-fPIC", "-O2", "-I", INCLUDE, src, "-o", out, "-lm"], check=True,
+                   capture_output=True, text=True)
+    return out
+
+
+@tl.core.extern
+def softsign_a(x, _semantic=None):  # type: ignore[no-untyped-def]
+    """A C function of plugin `tsdkn_a`, called per element (what Triton's libdevice wrappers do)."""
+    return tl.core.extern_elementwise("", "", [x], {(tl.float32,): ("tsdkn_a_softsign", tl.float32)}, is_pure=True,
+                                      _semantic=_semantic)
+
+
+@tl.core.extern
+def cube_a(x, _semantic=None):  # type: ignore[no-untyped-def]
+    return tl.core.extern_elementwise("", "", [x], {(tl.float64,): ("tsdkn_a_cube", tl.float64)}, is_pure=True,
+                                      _semantic=_semantic)
+
+
+@tl.core.extern
+def softsign_missing(x, _semantic=None):  # type: ignore[no-untyped-def]
+    return tl.core.extern_elementwise("", "", [x], {(tl.float32,): ("tsdkn_missing_softsign", tl.float32)},
+                                      is_pure=True, _semantic=_semantic)
+
+
+@triton.jit
+def native_kernel(x_ptr, d_ptr, out_ptr, dout_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, softsign_a(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+    tl.store(dout_ptr + offs, cube_a(tl.load(d_ptr + offs, mask=mask)), mask=mask)
+
+
+@triton.jit
+def missing_kernel(x_ptr, d_ptr, out_ptr, dout_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, softsign_missing(tl.load(x_ptr + offs)))
+
+
+def _src(kernel) -> ASTSource:  # type: ignore[no-untyped-def]
+    return ASTSource(kernel, {"x_ptr": "*fp32", "d_ptr": "*fp64", "out_ptr": "*fp32", "dout_ptr": "*fp64",
+                              "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 128})
+
+
+def test_native_plugin_symbols_are_called_from_cpu_ref_kernels(tmp_path, rng):
+    path = build_plugin(tmp_path, "a", scale=2.0)
+    plugins.activate(Plugin("tsdkn-a", "1.0", native=(path,)))
+    try:
+        native = load_native(path)
+        assert (native.name, native.version, native.api_version) == ("tsdkn_a", "1.0", 1)
+        assert set(native.symbols) == {"tsdkn_a_softsign", "tsdkn_a_cube"}
+        n = 300
+        x = torch.randn(n, generator=rng)
+        d = torch.randn(n, generator=rng, dtype=torch.float64)
+        out, dout = torch.empty_like(x), torch.empty_like(d)
+        k = triton.compile(_src(native_kernel), target=triton_backend_sdk.target("cpu_ref"))
+        assert "tsdkn_a_softsign" in k.asm["llir"]
+        k[(3, 1, 1)](x, d, out, dout, n, 128)
+        torch.testing.assert_close(out, x / (1 + x.abs()) * 2.0)
+        torch.testing.assert_close(dout, d ** 3)
+    finally:
+        plugins.deactivate("tsdkn-a")
+
+
+def test_unresolved_symbol_names_the_symbol_and_the_loaded_plugins(tmp_path):
+    with pytest.raises(ToolError, match=r"tsdkn_missing_softsign(.|\n)*symbols from active native plugins"):
+        k = triton.compile(_src(missing_kernel), target=triton_backend_sdk.target("cpu_ref"))
+        k._init_handles()
+
+
+def test_wrong_abi_version_names_both_versions(tmp_path):
+    path = build_plugin(tmp_path, "v7", api="7u")
+    with pytest.raises(NativePluginError, match=r"plugin ABI version 7; this SDK reads ABI version\(s\) 1"):
+        load_native(path)
+    with pytest.raises(NativePluginError, match="ABI version 7"):
+        plugins.activate(Plugin("tsdkn-v7", "1.0", native=(path,)))
+    assert "tsdkn-v7" not in {a.plugin.name for a in plugins.active_plugins()}
+
+
+def test_failing_init_and_missing_entry_point_are_refused(tmp_path):
+    with pytest.raises(NativePluginError, match=r"tsdkn_bad 1\.0 .*init\(\) returned 3"):
+        load_native(build_plugin(tmp_path, "bad", init_rc=3))
+    lib = tmp_path / "plain.c"
+    lib.write_text("int nothing(void) { return 0; }\n")
+    subprocess.run([CC, "-shared", "-fPIC", str(lib), "-o", str(tmp_path / "libplain.so")], check=True)
+    with pytest.raises(NativePluginError, match="does not export tsdk_plugin_info"):
+        load_native(str(tmp_path / "libplain.so"))
+
+
+def test_symbol_clash_between_plugins_names_both(tmp_path):
+    one = build_plugin(tmp_path, "dup", name="dup1")
+    two = build_plugin(tmp_path, "dup", name="dup2")
+    plugins.activate(Plugin("tsdkn-dup1", "1.0", native=(one,)))
+    try:
+        with pytest.raises(PluginError, match=r"tsdkn_dup_softsign.*tsdkn-dup2.*already defined by tsdkn-dup1"):
+            plugins.activate(Plugin("tsdkn-dup2", "1.0", native=(two,)))
+    finally:
+        plugins.deactivate("tsdkn-dup1")
+
+
+def test_native_library_content_is_in_the_cache_key(tmp_path):
+    make = triton.compiler.make_backend
+    target = triton_backend_sdk.target("cpu_ref")
+    keys = []
+    for i, scale in enumerate((1.0, 1.0, 3.0)):
+        d = tmp_path / str(i)
+        d.mkdir()
+        plugins.activate(Plugin("tsdkn-key", "1.0", native=(build_plugin(d, "key", scale=scale),)))
+        try:
+            keys.append(make(target).hash())
+        finally:
+            plugins.deactivate("tsdkn-key")
+    assert keys[0] == keys[1], "the same library content must give the same key"
+    assert keys[2] != keys[0], "a rebuilt library with other code must give a new key"
+
+
+RUN = textwrap.dedent("""
+    import sys, torch, triton, triton.language as tl, triton_backend_sdk
+    from triton.compiler import ASTSource
+    from triton_backend_sdk import plugins
+
+    plugins.activate(plugins.Plugin("tsdkn-proc", "1.0", native=(sys.argv[1],)))
+
+    @tl.core.extern
+    def softsign(x, _semantic=None):
+        return tl.core.extern_elementwise("", "", [x], {(tl.float32,): ("tsdkn_proc_softsign", tl.float32)},
+                                          is_pure=True, _semantic=_semantic)
+
+    @triton.jit
+    def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, softsign(tl.load(x_ptr + offs)))
+
+    x = torch.linspace(-3, 3, 64)
+    out = torch.empty_like(x)
+    k[(1,)](x, out, BLOCK=64)
+    torch.testing.assert_close(out, x / (1 + x.abs()) * float(sys.argv[2]))
+""")
+
+
+def test_changed_plugin_recompiles_and_unchanged_does_not(tmp_path):
+    """Fresh processes sharing one Triton cache: the same library hits the cache, a rebuilt one at the same path
+    compiles again (the dump directory is written only when stages run)."""
+    cache, dump = tmp_path / "cache", tmp_path / "dump"
+    env = dict(os.environ, TRITON_CACHE_DIR=str(cache), TRITON_SDK_DUMP_DIR=str(dump))
+    env.pop("TRITON_ALWAYS_COMPILE", None)
+    lib_dir = tmp_path / "lib"
+    lib_dir.mkdir()
+    script = tmp_path / "run_native.py"  # Triton reads a jit function's source from its file
+    script.write_text(RUN)
+    compiled = []
+    for scale in (1.0, 1.0, 5.0):
+        path = build_plugin(lib_dir, "proc", scale=scale)
+        shutil.rmtree(dump, ignore_errors=True)
+        r = subprocess.run([sys.executable, str(script), path, str(scale)], env=env, capture_output=True, text=True,
+                           timeout=300, check=False)
+        assert r.returncode == 0, r.stderr[-3000:]
+        compiled.append(dump.exists())
+    assert compiled == [True, False, True]
