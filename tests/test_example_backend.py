@@ -1,0 +1,102 @@
+"""The example vendor backend (examples/acme_backend), installed with pip into a throwaway venv that sees this
+environment (`--system-site-packages`), so that a broken example can never break `import triton` here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import venv
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "examples", "acme_backend")
+
+SMOKE = textwrap.dedent("""
+    import torch, triton, triton.language as tl
+    from triton.runtime import driver
+    from acme_backend.plugin import sqplus1
+
+    @triton.jit
+    def div_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+        tl.store(out_ptr + offs, sqplus1(x) / y, mask=mask)
+
+    assert type(driver.active).__name__ == "AcmeDriver", type(driver.active)
+    g = torch.Generator().manual_seed(7)
+    n = 1000
+    x = torch.randn(n, generator=g)
+    y = torch.rand(n, generator=g) + 0.5
+    out = torch.empty_like(x)
+    k = div_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    torch.testing.assert_close(out, (x * x + 1) / y)
+    assert k.metadata.target.backend == "acme"
+    assert k.metadata.acme_recip_div == 1, k.metadata
+    assert "acme.recip" in k.asm["sdkir"] and "acme.sqplus1" in k.asm["sdkir"]
+    assert "arith.divf" not in k.asm["sdkir"]
+    print("ACME OK")
+""")
+
+
+@pytest.fixture(scope="module")
+def acme_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A venv with the example installed (no index, no deps: everything else comes from this environment)."""
+    env_dir = tmp_path_factory.mktemp("acme_venv")
+    src = env_dir / "src"  # build from a copy: setuptools writes build/ and *.egg-info next to the sources
+    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    r = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-build-isolation",
+                        str(src)], capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, f"pip install of the example failed:\n{r.stdout}\n{r.stderr}"
+    return python
+
+
+def _run(python: str, *args: str, **env: str) -> subprocess.CompletedProcess:
+    e = dict(os.environ, **env)
+    return subprocess.run([python, *args], env=e, capture_output=True, text=True, timeout=600, check=False,
+                          cwd=os.path.dirname(python))
+
+
+def test_example_is_under_200_lines():
+    total = 0
+    for dirpath, _, files in os.walk(os.path.join(EXAMPLE, "acme_backend")):
+        for f in files:
+            if f.endswith(".py"):
+                with open(os.path.join(dirpath, f)) as fh:
+                    total += sum(1 for line in fh if line.strip())
+    assert total < 200, f"the example backend has {total} non-blank lines"
+
+
+def test_acme_backend_selected_by_environment_runs_kernels(acme_python, tmp_path):
+    script = tmp_path / "smoke.py"  # Triton reads a jit function's source from its file
+    script.write_text(SMOKE)
+    r = _run(acme_python, str(script), TRITON_DEFAULT_BACKEND="acme", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert "ACME OK" in r.stdout
+
+
+def test_acme_is_listed_with_versions_and_origin(acme_python):
+    r = _run(acme_python, "-m", "triton_backend_sdk.cli", "plugins")
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:]
+    lines = r.stdout.splitlines()
+    assert any(ln.split()[:3] == ["backend", "acme", "0.1.0"] and "api 1-1" in ln and "acme-triton-backend 0.1.0" in ln
+               for ln in lines), r.stdout
+    assert any(ln.split()[:3] == ["plugin", "acme_math", "0.1.0"] and "api 1-1" in ln for ln in lines), r.stdout
+
+
+def test_acme_does_not_change_the_default_driver(acme_python):
+    r = _run(acme_python, "-c", "import triton; print(type(triton.runtime.driver.active).__name__)",
+             TRITON_DEFAULT_BACKEND="")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "CPURefDriver"
+
+
+if sys.platform != "linux":  # the venv layout above is POSIX's
+    pytestmark = pytest.mark.skip(reason="the example smoke test builds a POSIX venv")
