@@ -1,9 +1,30 @@
-"""Builds the native launcher extension; all other metadata lives in pyproject.toml."""
+"""Builds the native launcher extension and ships the plugin ABI header; other metadata lives in pyproject.toml."""
+
+import os
+import shutil
 
 from pybind11.setup_helpers import Pybind11Extension
 from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HEADERS = os.path.join("csrc", "include", "triton_backend_sdk")
+
+
+class BuildPyWithHeaders(build_py):
+    """Copy csrc/include/triton_backend_sdk/*.h into the package (`triton_backend_sdk/include/...`), so that a
+    wheel carries the native plugin ABI; `triton_backend_sdk.plugins.include_dir()` finds it there."""
+
+    def run(self) -> None:
+        super().run()
+        dest = os.path.join(self.build_lib, "triton_backend_sdk", "include", "triton_backend_sdk")
+        os.makedirs(dest, exist_ok=True)
+        for name in os.listdir(HEADERS):
+            if name.endswith(".h"):
+                shutil.copy2(os.path.join(HEADERS, name), dest)
+
 
 setup(
+    cmdclass={"build_py": BuildPyWithHeaders},
     ext_modules=[
         Pybind11Extension(
             "triton_backend_sdk._native",

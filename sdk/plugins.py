@@ -291,6 +291,16 @@ def _module_digest(module: str) -> str:
     return file_digest(path) if path and os.path.exists(path) else "?"
 
 
+def include_dir() -> str:
+    """The directory to pass to the C compiler (`-I`) for `#include "triton_backend_sdk/plugin.h"`: inside the
+    installed package (wheels, see setup.py), else the source checkout's csrc/include (editable installs)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "include"), os.path.join(os.path.dirname(here), "csrc", "include")):
+        if os.path.isfile(os.path.join(cand, "triton_backend_sdk", "plugin.h")):
+            return cand
+    raise PluginError(f"plugin.h not found next to {here}; reinstall triton-backend-sdk")
+
+
 # ---- listing -----------------------------------------------------------------------------------------------------
 
 def describe_all() -> list[dict[str, Any]]:

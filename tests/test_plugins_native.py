@@ -20,8 +20,7 @@ from triton_backend_sdk.errors import ToolError
 from triton_backend_sdk.native import NativePluginError, load_native
 from triton_backend_sdk.plugins import Plugin, PluginError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-INCLUDE = os.path.join(ROOT, "csrc", "include")
+INCLUDE = plugins.include_dir()
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on PATH to build the test plugins")
 
