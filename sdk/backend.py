@@ -79,9 +79,10 @@ class TargetBackend(BaseBackend):
     sdk_api: ClassVar[tuple[int, int]] = (1, 1)
 
     def __init__(self, target: GPUTarget) -> None:
-        from .plugins import check_api
+        from .plugins import check_api, ensure_loaded
 
         check_api("backend", self.name, self.version, self.sdk_api)
+        ensure_loaded()  # entry-point plugins, before this backend compiles anything
         super().__init__(target)
         self.descriptor = self.describe(target)
 

@@ -18,6 +18,7 @@ import functools
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -156,19 +157,38 @@ def native_symbols() -> dict[str, int]:
 
 # ---- external sources: entry points and TRITON_PLUGIN_PATHS ------------------------------------------------------
 
+_lock = threading.RLock()
+_env_injected: set[str] = set()
+#: set while ensure_loaded runs: nothing was compiled by an SDK backend yet, so Triton's caches need not be dropped
+_quiet = False
+
+
 def ensure_loaded() -> None:
-    """Activate the entry-point plugins and TRITON_PLUGIN_PATHS libraries, once per process."""
-    global _loaded_external
+    """Activate the entry-point plugins and TRITON_PLUGIN_PATHS libraries, once per process.
+
+    Called when the first SDK backend object is made (before anything compiles), and again by anything that reads
+    the registry; a failure (an incompatible plugin) is raised again on the next call, not forgotten.
+    """
+    global _loaded_external, _quiet
     if _loaded_external:
         return
-    sources = {a.source for a in _ACTIVE.values()}
-    for ep in entry_points():
-        if describe_source(ep) not in sources:  # a failure is raised again on the next compile, not forgotten
-            activate(load_entry_point(ep), source=describe_source(ep))
-    for path in triton_plugin_paths():
-        for pass_name in triton_library_passes(path):
-            inject(TTIR_END, TritonPass(pass_name, path))
-    _loaded_external = True
+    with _lock:
+        if _loaded_external:
+            return
+        _quiet = True
+        try:
+            sources = {a.source for a in _ACTIVE.values()}
+            for ep in entry_points():
+                if describe_source(ep) not in sources:
+                    activate(load_entry_point(ep), source=describe_source(ep))
+            for path in triton_plugin_paths():
+                if path not in _env_injected:
+                    for pass_name in triton_library_passes(path):
+                        inject(TTIR_END, TritonPass(pass_name, path))
+                    _env_injected.add(path)
+            _loaded_external = True
+        finally:
+            _quiet = False
 
 
 def entry_points() -> list[metadata.EntryPoint]:
@@ -239,17 +259,24 @@ def invalidate() -> None:
     """The registry changed: recompute identities, and drop Triton's in-memory kernel caches (see module doc)."""
     global _generation
     _generation += 1
-    _drop_jit_caches()
+    if not _quiet:
+        _drop_jit_caches()
 
 
 def _drop_jit_caches() -> None:
     jit = sys.modules.get("triton.runtime.jit")
-    registry = getattr(jit, "_triton_jit_function_registry", None)
-    if not registry:
+    if jit is None:
         return
+    registry = getattr(jit, "_triton_jit_function_registry", None)
+    if registry is not None:  # Triton 3.9 keeps every JITFunction here
+        functions = list(registry.values())
+    else:  # older wheels: find them the slow way (only on a registry change)
+        import gc
+
+        functions = [o for o in gc.get_objects() if isinstance(o, jit.JITFunction)]
     from collections import defaultdict
 
-    for fn in list(registry.values()):
+    for fn in functions:
         caches = getattr(fn, "device_caches", None)
         if caches:  # only kernels that were compiled; a fresh defaultdict rebuilds backend and binder lazily
             fn.device_caches = defaultdict(fn.create_binder)
