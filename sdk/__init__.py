@@ -13,6 +13,10 @@ __version__ = "0.1.0"
 #: version of the contract between the SDK and the backends/plugins built on it
 API_VERSION = 1
 
+# Import Triton first: its backend discovery imports our backends' compiler/driver modules, and must complete
+# before anything imports one of those modules directly (a half-initialised module has no backend class to find).
+import triton  # noqa: E402, F401
+
 _LAZY = {
     "TargetBackend": "backend",
     "CompileState": "backend",

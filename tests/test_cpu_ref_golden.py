@@ -169,7 +169,7 @@ def test_scf_for_carries_a_tensor_in_a_buffer():
 
 
 def test_missing_rule_error():
-    with pytest.raises(LoweringError, match="tt.histogram"):
+    with pytest.raises(LoweringError, match="vendor.mystery"):
         lower("""
     %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
-    %h = tt.histogram %r : tensor<16xi32> -> tensor<8xi32>""")
+    %h = "vendor.mystery"(%r) : (tensor<16xi32>) -> tensor<16xi32>""")

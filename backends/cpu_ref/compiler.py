@@ -14,7 +14,7 @@ from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.options import Options
-from triton_backend_sdk.pipeline import Stage
+from triton_backend_sdk.pipeline import IRPass, Stage
 
 NAME = "cpu_ref"
 
@@ -51,6 +51,11 @@ class CPURefBackend(TargetBackend):
             return host
         # another CPU model: LLVM derives its features from the name
         return TargetDescriptor(name=NAME, arch=str(target.arch), warp_size=1, max_threads_per_program=1 << 16)
+
+    def ir_passes(self, options: Options) -> list[IRPass]:
+        from triton_backend_sdk.passes.carried_pointers import CarriedPointerOffsets
+
+        return [CarriedPointerOffsets()]
 
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         return [

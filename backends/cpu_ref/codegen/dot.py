@@ -1,25 +1,167 @@
 """`tt.dot`: c = a @ b + acc, accumulating in the result type (fp16/bf16 inputs widen to fp32, int8 to int32).
 
-tf32 precision is computed as ieee (more precise, never less); the difference is listed in the conformance notes.
-The loop order (m, k, n) keeps the innermost loop contiguous in b and c so that LLVM vectorizes it.
+Products are fused multiply-adds in k order per output element, as a GPU thread computes them; tf32 precision is
+computed as ieee (more precise, never less; listed in the conformance notes).
+
+Where the tile allows it, the product runs as a register-blocked microkernel: an MR × (NV·V) block of the output
+lives in vector registers (LLVM vector phis) for the whole k loop; each step loads NV vectors of a row of b and
+broadcasts MR scalars of a column of a. Other shapes fall back to an (m, k, n) loop nest LLVM vectorizes.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import BlockArgument
 
-from .context import LoweringContext
+from .context import LoweringContext, Tile, linear_index
 from .rules import RULES
-from .types import I64, is_float_type, llvm_type
+from .types import F64, I64, bit_width, is_float_type, llvm_type
+
+#: vector registers a microkernel may keep accumulators in (x86-64 with AVX-512 has 32, AVX2 16)
+_ACC_REGS = {512: 16, 256: 8, 128: 8}
 
 
 def _widen(ctx: LoweringContext, v: ir.Value, to: ir.Type) -> ir.Value:
-    if v.type == to:
+    src = v.type.element if isinstance(v.type, ir.VectorType) else v.type
+    dst = to.element if isinstance(to, ir.VectorType) else to
+    if src == dst:
         return v
-    if is_float_type(to):
-        return ctx.b.fpext(v, to) if is_float_type(v.type) else ctx.b.sitofp(v, to)
+    if is_float_type(dst):
+        return ctx.b.fpext(v, to) if is_float_type(src) else ctx.b.sitofp(v, to)
     return ctx.b.sext(v, to)
+
+
+def _vector_bits(ctx: LoweringContext) -> int:
+    bits = getattr(ctx, "vector_bits", None)
+    if bits:
+        return int(bits)
+    from ..compiler import host_descriptor
+
+    return host_descriptor().vector_width_bits
+
+
+def _mul_add(ctx: LoweringContext, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+    bb = ctx.b
+    ty = c.type
+    elem = ty.element if isinstance(ty, ir.VectorType) else ty
+    if not is_float_type(elem):
+        return bb.add(c, bb.mul(a, b))
+    if isinstance(ty, ir.VectorType):
+        suffix = f"v{ty.count}{'f64' if elem == F64 else 'f32'}"
+    else:
+        suffix = "f64" if elem == F64 else "f32"
+    return bb.call(ctx.intrinsic(f"llvm.fma.{suffix}", ty, [ty, ty, ty]), [a, b, c])
+
+
+def _ptr(ctx: LoweringContext, t: Tile, idx: list[ir.Value]) -> ir.Value:
+    st = ir.IntType(8) if t.ety == ir.IntType(1) else t.ety
+    return ctx.b.gep(t.buf, [linear_index(ctx.b, t.shape, idx)], source_etype=st)
+
+
+def _microkernel_plan(ctx: LoweringContext, ety: ir.Type, m_: int, n_: int) -> tuple[int, int, int] | None:
+    """(MR, NV, V) for an m_ × n_ output of element type `ety`, or None when the tile does not fit the scheme."""
+    if ety not in (ir.FloatType(), F64, ir.IntType(32)):
+        return None
+    bits = _vector_bits(ctx)
+    v = bits // bit_width(ety)
+    if v < 2 or n_ % v:
+        return None
+    nv = 1
+    while nv < 4 and n_ % (v * nv * 2) == 0:
+        nv *= 2
+    budget = _ACC_REGS.get(bits, 8)
+    mr = 1
+    while mr * 2 * nv <= budget and m_ % (mr * 2) == 0 and mr < 8:
+        mr *= 2
+    return mr, nv, v
+
+
+def _microkernel(ctx: LoweringContext, a: Tile, b_: Tile, out: Tile, bidx: list[ir.Value], ety: ir.Type,
+                 plan: tuple[int, int, int]) -> None:
+    mr, nv, v = plan
+    m_, n_ = out.shape[-2], out.shape[-1]
+    k_ = a.shape[-1]
+    vty = ir.VectorType(ety, v)
+    c64 = lambda x: ir.Constant(I64, x)
+    a_st = a.ety
+    b_vty = ir.VectorType(b_.ety, v)
+
+    def block(m0: ir.Value, n0: ir.Value) -> None:
+        b = ctx.b
+        rows = [b.add(m0, c64(r)) for r in range(mr)]
+        cols = [b.add(n0, c64(j * v)) for j in range(nv)]
+        init = [[b.load(_ptr(ctx, out, bidx + [rows[r], cols[j]]), typ=vty, align=4) for j in range(nv)]
+                for r in range(mr)]
+        pre = b.block
+        loop = b.append_basic_block("mk.k")
+        done = b.append_basic_block("mk.done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        k = b.phi(I64, name="k")
+        k.add_incoming(c64(0), pre)
+        acc = [[b.phi(vty) for _ in range(nv)] for _ in range(mr)]
+        for r in range(mr):
+            for j in range(nv):
+                acc[r][j].add_incoming(init[r][j], pre)
+        bv = [_widen(ctx, b.load(_ptr(ctx, b_, bidx + [k, cols[j]]), typ=b_vty, align=1), vty) for j in range(nv)]
+        new = []
+        for r in range(mr):
+            s = _widen(ctx, b.load(_ptr(ctx, a, bidx + [rows[r], k]), typ=a_st), ety)
+            splat = b.shuffle_vector(b.insert_element(ir.Constant(vty, None), s, ir.Constant(ir.IntType(32), 0)),
+                                     ir.Constant(vty, None), ir.Constant(ir.VectorType(ir.IntType(32), v), [0] * v))
+            new.append([_mul_add(ctx, splat, bv[j], acc[r][j]) for j in range(nv)])
+        k_next = b.add(k, c64(1))
+        for r in range(mr):
+            for j in range(nv):
+                acc[r][j].add_incoming(new[r][j], loop)
+        k.add_incoming(k_next, loop)
+        b.cbranch(b.icmp_signed("<", k_next, c64(k_)), loop, done)
+        b.position_at_end(done)
+        for r in range(mr):
+            for j in range(nv):
+                b.store(new[r][j], _ptr(ctx, out, bidx + [rows[r], cols[j]]), align=4)
+
+    def m_step(mi: ir.Value) -> None:
+        m0 = ctx.b.mul(mi, c64(mr))
+        ctx.counted_loop(c64(n_ // (v * nv)), lambda ni: block(m0, ctx.b.mul(ni, c64(v * nv))), known_nonzero=True)
+
+    ctx.counted_loop(c64(m_ // mr), m_step, known_nonzero=True)
+
+
+def _loop_nest(ctx: LoweringContext, a: Tile, b_: Tile, out: Tile, bidx: list[ir.Value], ety: ir.Type) -> None:
+    m_, n_ = out.shape[-2], out.shape[-1]
+    k_ = a.shape[-1]
+    c64 = lambda x: ir.Constant(I64, x)
+
+    def row(m: ir.Value) -> None:
+        def kstep(k: ir.Value) -> None:
+            av = _widen(ctx, a.element(ctx.b, bidx + [m, k]), ety)
+
+            def col(n: ir.Value) -> None:
+                bv = _widen(ctx, b_.element(ctx.b, bidx + [k, n]), ety)
+                new = _mul_add(ctx, av, bv, out.element(ctx.b, bidx + [m, n]))
+                ctx.store_element(out, bidx + [m, n], new)
+
+            ctx.counted_loop(c64(n_), col, known_nonzero=True)
+
+        ctx.counted_loop(c64(k_), kstep, known_nonzero=True)
+
+    ctx.counted_loop(c64(m_), row, known_nonzero=True)
+
+
+def _accumulates_in_place(op: O.Dot) -> bool:
+    """True for `acc = tt.dot(a, b, acc)` carried by the enclosing scf.for and used by nothing else: the loop's
+    accumulator buffer can then be updated in place, saving a copy in and a copy out per iteration."""
+    acc = op.operands[2]
+    if not isinstance(acc, BlockArgument) or len(acc.uses) != 1 or acc.index < 1:
+        return False
+    body = acc.block
+    loop = body.parent.parent if body.parent is not None else None
+    if not isinstance(loop, O.For) or op.parent is not body:
+        return False
+    term = body.ops[-1]
+    return [(u, i) for u, i in op.result.uses] == [(term, acc.index - 1)] and isinstance(term, O.Yield)
 
 
 @RULES.register(O.Dot)
@@ -30,36 +172,17 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
     res = op.result
     ety = llvm_type(res.type)
     shape = res.type.shape
-    batched = len(shape) == 3
-    m_, n_ = shape[-2], shape[-1]
-    k_ = a.shape[-1]
-    out = ctx.materialize(c)
-    c64 = lambda x: ir.Constant(I64, x)
-    flags = ctx.fastmath
+    out = c if _accumulates_in_place(op) and c.buf is not None else ctx.materialize(c)
+    plan = _microkernel_plan(ctx, ety, shape[-2], shape[-1])
 
     def batch(bidx: list[ir.Value]) -> None:
-        def row(m: ir.Value) -> None:
-            def kstep(k: ir.Value) -> None:
-                av = _widen(ctx, a.element(ctx.b, bidx + [m, k]), ety)
+        if plan is not None:
+            _microkernel(ctx, a, b_, out, bidx, ety, plan)
+        else:
+            _loop_nest(ctx, a, b_, out, bidx, ety)
 
-                def col(n: ir.Value) -> None:
-                    bb = ctx.b
-                    bv = _widen(ctx, b_.element(bb, bidx + [k, n]), ety)
-                    cur = out.element(bb, bidx + [m, n])
-                    if is_float_type(ety):
-                        new = bb.fadd(cur, bb.fmul(av, bv, flags=flags), flags=flags)
-                    else:
-                        new = bb.add(cur, bb.mul(av, bv))
-                    ctx.store_element(out, bidx + [m, n], new)
-
-                ctx.counted_loop(c64(n_), col, known_nonzero=True)
-
-            ctx.counted_loop(c64(k_), kstep, known_nonzero=True)
-
-        ctx.counted_loop(c64(m_), row, known_nonzero=True)
-
-    if batched:
-        ctx.counted_loop(c64(shape[0]), lambda i: batch([i]), known_nonzero=True)
+    if len(shape) == 3:
+        ctx.counted_loop(ir.Constant(I64, shape[0]), lambda i: batch([i]), known_nonzero=True)
     else:
         batch([])
     ctx.define(res, out)

@@ -21,14 +21,18 @@ from .types import BF16, F16, F32, F64, bit_width, llvm_type
 Scalar = Callable[..., ir.Value]
 
 
-def lift(ctx: LoweringContext, op: O.Op, fn: Scalar) -> None:
-    """Define `op`'s single result as `fn(*operand elements)`, elementwise over tensors."""
+def lift(ctx: LoweringContext, op: O.Op, fn: Scalar, weight: int = 1) -> None:
+    """Define `op`'s single result as `fn(*operand elements)`, elementwise over tensors.
+
+    `weight` is the op's cost in the generator's cost estimate (which decides what gets stored rather than
+    recomputed): integer division, for one, does not vectorize on x86 and costs tens of cycles per element.
+    """
     res = op.result
     srcs = [ctx.get(v) for v in op.operands]
     if not res.type.is_tensor:
         ctx.define(res, fn(*srcs))
         return
-    cost = 1 + sum(s.cost for s in srcs if isinstance(s, Tile) and s.buf is None)
+    cost = weight + sum(s.cost for s in srcs if isinstance(s, Tile) and s.buf is None)
 
     def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
         return fn(*[s.element(b, idx) if isinstance(s, Tile) else s for s in srcs])
@@ -121,10 +125,13 @@ _INT_BINARY: dict[type, Callable[[LoweringContext, ir.Value, ir.Value], ir.Value
 }
 
 
+_INT_WEIGHT = {O.DivSI: 8, O.DivUI: 8, O.RemSI: 8, O.RemUI: 8}
+
+
 @RULES.register(*_INT_BINARY)
 def lower_int_binary(ctx: LoweringContext, op: O.Op) -> None:
     f = _INT_BINARY[type(op)]
-    lift(ctx, op, lambda a, c: f(ctx, a, c))
+    lift(ctx, op, lambda a, c: f(ctx, a, c), weight=_INT_WEIGHT.get(type(op), 1))
 
 
 # ---- float ---------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from llvmlite import ir
 from triton_backend_sdk.ir import attrs as A
 from triton_backend_sdk.ir import ops as O
 
-from .context import LoweringContext, Tile
+from .context import CHEAP, LoweringContext, Tile
 from .rules import RULES
 from .types import I64, PTR, Fp8Format, fp8_format, llvm_type
 
@@ -92,6 +92,10 @@ def lower_broadcast(ctx: LoweringContext, op: O.Broadcast) -> None:
     if not isinstance(src, Tile):
         ctx.define(op.result, Tile(shape, src.type, gen=lambda b, idx: src, cost=0))
         return
+    if src.buf is None and src.cost > CHEAP:
+        # store the small source once rather than recompute it for every element of the broadcast: a row or column
+        # of expensive index math (x % M) becomes one load that LLVM hoists out of the inner loop
+        src = ctx.materialize(src)
     zero = ir.Constant(I64, 0)
     keep = [s == d for s, d in zip(src.shape, shape)]
 

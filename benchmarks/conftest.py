@@ -1,0 +1,70 @@
+"""Benchmark helpers: time our kernel and its peer interleaved in the same run and record the ratio.
+
+The machine is shared and noisy, so each case alternates ours/peer for several rounds and compares medians; the
+ratio is peer_time / our_time (> 1: we are faster). pytest-benchmark times our side; `extra_info` carries the rest.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import pytest
+import torch
+
+
+def median_ms(fn: Callable[[], object], reps: int) -> float:
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts) * 1e3
+
+
+def interleaved(ours: Callable[[], object], peer: Callable[[], object], rounds: int = 7,
+                reps: int = 3) -> tuple[float, float]:
+    """Medians (ms) of ours and peer, measured in alternation so both see the same machine state."""
+    ours()
+    peer()
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(median_ms(ours, reps))
+        b.append(median_ms(peer, reps))
+    return statistics.median(a), statistics.median(b)
+
+
+class _Recorded(dict):
+    """The measurements of one case; keys set later (derived numbers) land in the benchmark's extra_info too."""
+
+    def __init__(self, sink: dict, data: dict) -> None:
+        super().__init__(data)
+        self._sink = sink
+        sink.update(data)
+
+    def __setitem__(self, key: str, value: object) -> None:
+        super().__setitem__(key, value)
+        self._sink[key] = value
+
+
+@pytest.fixture
+def compare(benchmark):
+    """compare(ours, peer, work=None, unit=None): benchmark ours, time peer interleaved, record the ratio."""
+
+    def run(ours: Callable[[], object], peer: Callable[[], object] | None, work: float | None = None,
+            unit: str = "", rounds: int = 7) -> dict:
+        torch.set_num_threads(2)
+        info: dict = {}
+        if peer is not None:
+            ours_ms, peer_ms = interleaved(ours, peer, rounds=rounds)
+            info.update(ours_ms=ours_ms, peer_ms=peer_ms, ratio=peer_ms / ours_ms)
+        else:
+            ours_ms = median_ms(ours, rounds)
+            info.update(ours_ms=ours_ms)
+        if work is not None:
+            info[unit or "rate"] = work / (ours_ms / 1e3)
+        benchmark.pedantic(ours, rounds=rounds, iterations=1, warmup_rounds=1)
+        return _Recorded(benchmark.extra_info, info)
+
+    return run

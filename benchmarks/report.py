@@ -1,0 +1,72 @@
+"""Run the benchmarks and rewrite the results table in benchmarks/README.md.
+
+    python -m benchmarks.report [-k FILTER]
+
+Medians from interleaved runs; ratio = peer time / our time (> 1: faster than the peer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timezone
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+    return "" if v is None else str(v)
+
+
+def render(data: dict) -> str:
+    rows = ["| case | ours (ms) | peer (ms) | ratio peer/ours | other |", "|---|---|---|---|---|"]
+    for b in data["benchmarks"]:
+        e = b.get("extra_info", {})
+        other = ", ".join(f"{k}={_fmt(v)}" for k, v in e.items() if k not in ("ours_ms", "peer_ms", "ratio"))
+        rows.append(f"| {b['name']} | {_fmt(e.get('ours_ms'))} | {_fmt(e.get('peer_ms'))} | {_fmt(e.get('ratio'))} "
+                    f"| {other} |")
+    cpu = data.get("machine_info", {}).get("cpu", {}).get("brand_raw", platform.processor())
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{BEGIN}\nMeasured {when} on {cpu}, 2 threads.\n\n" + "\n".join(rows) + f"\n{END}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("-k", default=None)
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        cmd = [sys.executable, "-m", "pytest", HERE, "-q", "-p", "no:cacheprovider", f"--benchmark-json={out}"]
+        if args.k:
+            cmd += ["-k", args.k]
+        rc = subprocess.call(cmd)
+        if not os.path.exists(out):
+            return rc or 1
+        with open(out) as f:
+            data = json.load(f)
+    table = render(data)
+    readme = os.path.join(HERE, "README.md")
+    text = f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    if os.path.exists(readme):
+        with open(readme) as f:
+            text = f.read()
+    if BEGIN in text:
+        text = text[:text.index(BEGIN)] + table + text[text.index(END) + len(END):]
+    else:
+        text += "\n" + table + "\n"
+    with open(readme, "w") as f:
+        f.write(text)
+    print(table)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

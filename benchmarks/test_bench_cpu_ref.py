@@ -1,0 +1,95 @@
+"""cpu_ref against torch on the CPU (issue 4 targets), ratios from interleaved runs in the same session."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+import triton
+import triton_backend_sdk
+from triton_backend_sdk.demo import add_kernel, softmax_kernel
+
+from .kernels import layer_norm_fwd_kernel, matmul
+
+pytestmark = pytest.mark.usefixtures("cpu_ref_active")
+
+
+@pytest.fixture
+def cpu_ref_active():
+    from triton.runtime import driver
+
+    prev = driver.active
+    triton_backend_sdk.use("cpu_ref")
+    yield
+    driver.set_active(prev)
+
+
+def test_vector_add_2e24(compare):
+    n = 1 << 24
+    x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
+    info = compare(lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024), lambda: torch.add(x, y, out=out),
+                   work=3 * 4 * n / 1e9, unit="GB/s")
+    torch.testing.assert_close(out, x + y)
+    assert info["ratio"] > 0
+
+
+def test_softmax_4096(compare):
+    m = n = 4096
+    x, y = torch.randn(m, n), torch.empty(m, n)
+    ref = torch.empty(m, n)
+    compare(lambda: softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n, BLOCK=n),
+            lambda: torch.softmax(x, dim=1, out=ref))
+    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+
+
+def test_layer_norm_fwd_4096(compare):
+    m = n = 4096
+    x, w, b = torch.randn(m, n), torch.rand(n), torch.randn(n)
+    y, mean, rstd = torch.empty(m, n), torch.empty(m), torch.empty(m)
+    compiled = torch.compile(lambda x: F.layer_norm(x, (n,), w, b, 1e-5))
+    compiled(x)
+    compare(lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK=1024),
+            lambda: compiled(x))
+    torch.testing.assert_close(y, F.layer_norm(x, (n,), w, b, 1e-5), atol=1e-4, rtol=1e-4)
+
+
+def test_matmul_2048(compare):
+    s = 2048
+    a, b, c = torch.randn(s, s), torch.randn(s, s), torch.empty(s, s)
+    ref = torch.empty(s, s)
+    compare(lambda: matmul(a, b, c), lambda: torch.mm(a, b, out=ref), work=2 * s**3 / 1e9, unit="GFLOP/s", rounds=5)
+    torch.testing.assert_close(c, ref, atol=1e-2, rtol=1e-3)
+
+
+def test_launch_overhead_vector_add_2e12(compare):
+    n = 1 << 12
+    x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
+
+    def launch() -> None:
+        add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024)
+
+    def many() -> None:
+        for _ in range(1000):
+            launch()
+
+    info = compare(many, None)
+    info["us_per_launch"] = info["ours_ms"]  # 1000 launches: ms per 1000 = µs per launch
+    torch.testing.assert_close(out, x + y)
+
+
+def test_compile_cold_and_warm(compare, tmp_path, monkeypatch):
+    from triton import knobs
+
+    monkeypatch.setattr(knobs.cache, "dir", str(tmp_path))
+    src = triton.compiler.ASTSource(softmax_kernel, signature={"out_ptr": "*fp32", "in_ptr": "*fp32",
+                                                              "in_stride": "i32", "out_stride": "i32",
+                                                              "n_cols": "i32", "BLOCK": "constexpr"},
+                                    constexprs={"BLOCK": 1024})
+    target = triton_backend_sdk.target("cpu_ref")
+    t = time.perf_counter()
+    triton.compile(src, target=target)
+    cold_ms = (time.perf_counter() - t) * 1e3
+    info = compare(lambda: triton.compile(src, target=target), None)
+    info["cold_ms"] = cold_ms
