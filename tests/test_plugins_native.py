@@ -26,19 +26,26 @@ pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on PATH t
 
 PLUGIN_C = """
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include "triton_backend_sdk/plugin.h"
 
 static float tsdkn_{tag}_softsign(float x) {{ return x / (1.0f + fabsf(x)) * {scale}f; }}
 static double tsdkn_{tag}_cube(double x) {{ return x * x * x; }}
 static int initialised = 0;
 static int32_t init(void) {{ initialised = 1; return {init_rc}; }}
+static void teardown(void) {{  /* proves teardown runs at exit: writes the file $TSDKN_TEARDOWN names */
+    const char *path = getenv("TSDKN_TEARDOWN");
+    FILE *f = path && initialised ? fopen(path, "w") : NULL;
+    if (f) {{ fputs("{tag}", f); fclose(f); }}
+}}
 
 static const tsdk_symbol symbols[] = {{
     {{"tsdkn_{tag}_softsign", (void *)tsdkn_{tag}_softsign}},
     {{"tsdkn_{tag}_cube", (void *)tsdkn_{tag}_cube}},
 }};
 static const tsdk_plugin plugin = {{
-    {api}, sizeof(tsdk_plugin), "tsdkn_{tag}", "{version}", 2, symbols, init, 0,
+    {api}, sizeof(tsdk_plugin), "tsdkn_{tag}", "{version}", 2, symbols, init, teardown,
 }};
 TSDK_EXPORT const tsdk_plugin *tsdk_plugin_info(void) {{ return &plugin; }}
 """
@@ -200,11 +207,13 @@ def test_changed_plugin_recompiles_and_unchanged_does_not(tmp_path):
     script = tmp_path / "run_native.py"  # Triton reads a jit function's source from its file
     script.write_text(RUN)
     compiled = []
-    for scale in (1.0, 1.0, 5.0):
+    for i, scale in enumerate((1.0, 1.0, 5.0)):
         path = build_plugin(lib_dir, "proc", scale=scale)
         shutil.rmtree(dump, ignore_errors=True)
+        env["TSDKN_TEARDOWN"] = str(tmp_path / f"teardown{i}")
         r = subprocess.run([sys.executable, str(script), path, str(scale)], env=env, capture_output=True, text=True,
                            timeout=300, check=False)
         assert r.returncode == 0, r.stderr[-3000:]
         compiled.append(dump.exists())
+        assert (tmp_path / f"teardown{i}").read_text() == "proc", "teardown() did not run at exit"
     assert compiled == [True, False, True]
