@@ -77,6 +77,14 @@ def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
                 cls = type(cls.__name__, (cls, IRPass), {"__module__": cls.__module__,
                                                          "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
             cls.name = name
+            dataclass_init = cls.__init__
+
+            @functools.wraps(dataclass_init)
+            def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+                dataclass_init(self, *args, **kwargs)
+                check_options(name, self)
+
+            cls.__init__ = __init__  # type: ignore[method-assign]
             return cls
         if not callable(obj):
             raise TypeError(f"@ir_pass applies to a class or a function, not {obj!r}")
@@ -99,6 +107,7 @@ def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
                     opts = opts if opts is not None else opts_cls(**kwargs)
                     if not isinstance(opts, opts_cls):
                         raise TypeError(f"pass {name!r}: options must be {opts_cls.__qualname__}, got {opts!r}")
+                    check_options(name, opts)
                 self.opts = opts
 
             def run(self, module: Module, ctx: PassContext) -> None:
@@ -117,6 +126,37 @@ def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
         return FunctionPass
 
     return deco
+
+
+def check_options(pass_name: str, opts: Any) -> None:
+    """Reject an option whose value does not have its declared type (plain classes and `X | None` are checked;
+    other annotations are trusted), naming the pass, the option and both types."""
+    import types
+    import typing
+
+    try:
+        hints = typing.get_type_hints(type(opts))
+    except Exception:  # noqa: BLE001 - unresolvable annotations are the author's business, not a compile error
+        return
+    for f in dataclasses.fields(opts):
+        hint = hints.get(f.name)
+        allowed: tuple[type, ...]
+        if isinstance(hint, type):
+            allowed = (hint,)
+        elif isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+            args = typing.get_args(hint)
+            if not all(isinstance(a, type) for a in args):
+                continue
+            allowed = args
+        else:
+            continue
+        value = getattr(opts, f.name)
+        if float in allowed and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed and int in allowed):
+            want = " | ".join(a.__name__ for a in allowed)
+            raise TypeError(f"pass {pass_name!r}: option {f.name} must be {want}, got {type(value).__name__} "
+                            f"{value!r}")
 
 
 @dataclass(frozen=True)

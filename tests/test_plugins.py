@@ -97,6 +97,10 @@ def test_ir_pass_decorator_makes_frozen_typed_passes():
     assert c.name == "test-count-ops" and c.opts == CountOptions("k")
     with pytest.raises(TypeError, match="no option|unexpected keyword"):
         count_ops(bogus=1)
+    with pytest.raises(TypeError, match=r"pass 'test-swap-add': option into must be str, got int 3"):
+        SwapAdd(into=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"pass 'test-count-ops': option key must be str, got NoneType"):
+        count_ops(key=None)
     with pytest.raises(TypeError, match="frozen"):
         @ir_pass(name="x", options=type("NotFrozen", (), {}))
         def _bad(module, ctx, opts):  # type: ignore[no-untyped-def]
