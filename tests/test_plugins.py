@@ -180,7 +180,14 @@ def test_custom_op_on_opencl_uses_the_opencl_rule(rng):
                                                   "BLOCK": "constexpr"}, {"BLOCK": 128}),
                        target=triton_backend_sdk.target("opencl"))
     assert any("fma(" in v for v in k.asm.values() if isinstance(v, str)), "the OpenCL rule was not used"
-    k[(4, 1, 1)](x, out, n, 128)
+    from triton.runtime import driver
+
+    previous = driver.active
+    triton_backend_sdk.use("opencl")
+    try:
+        k[(4, 1, 1)](x, out, n, 128)
+    finally:
+        driver.set_active(previous)
     torch.testing.assert_close(out, x * x + 1)
 
 
