@@ -12,7 +12,7 @@ import pytest
 import torch
 
 #: SDK backends and why each might not be able to run here
-SDK_BACKENDS = ["cpu_ref"]
+SDK_BACKENDS = ["cpu_ref", "opencl"]
 
 
 def _unavailable(name: str) -> str | None:
@@ -20,6 +20,13 @@ def _unavailable(name: str) -> str | None:
 
     if name not in backends:
         return f"backend {name!r} is not registered with Triton (is the package installed?)"
+    if name == "opencl":
+        try:
+            from triton_backend_sdk.backends.opencl.runtime import selected_device
+
+            selected_device()
+        except Exception as e:  # noqa: BLE001 - pyopencl missing, no ICD, no device: all mean "cannot run here"
+            return f"opencl: no usable OpenCL device ({e})"
     return None
 
 

@@ -1,0 +1,71 @@
+"""What Triton's entry point loads for opencl: its one concrete `BaseBackend` subclass.
+
+Kept import-light and failure-free: Triton imports this module while `import triton` runs, so pyopencl (and any
+device query) is imported only when a target is described or a kernel compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton.backends.compiler import GPUTarget
+from triton_backend_sdk import __version__
+from triton_backend_sdk.backend import CompileState, TargetBackend, _kernel_func
+from triton_backend_sdk.descriptor import TargetDescriptor
+from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.options import Options
+from triton_backend_sdk.pipeline import Stage
+
+NAME = "opencl"
+
+
+class OpenCLBackend(TargetBackend):
+    """Triton → SDK IR → OpenCL C (stage `cl`) → the device's program binary (stage `clbin`)."""
+
+    name = NAME
+    version = __version__
+    binary_ext = "clbin"
+
+    @classmethod
+    def describe(cls, target: GPUTarget | None = None) -> TargetDescriptor:
+        from .runtime import describe
+
+        return describe(None if target is None else str(target.arch))
+
+    def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
+        return [
+            Stage("cl", lambda src, md: self.make_cl(src, md, state, options)),
+            Stage("clbin", lambda src, md: self.make_clbin(src, md, options)),
+        ]
+
+    def local_size(self, options: Options) -> int:
+        size = options.num_warps * self.descriptor.warp_size
+        if size > self.descriptor.max_threads_per_program:
+            raise UnsupportedError(NAME, f"num_warps={options.num_warps} needs work-groups of {size} work-items; "
+                                   f"the device allows {self.descriptor.max_threads_per_program}")
+        return size
+
+    def make_cl(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
+        from .render import OPENCL, OPENCL_RULES, render_module
+
+        module = state.module_for(src)
+        name = metadata.get("name") or _kernel_func(module, NAME).sym_name
+        d = self.descriptor
+        size = self.local_size(options)
+        rk = render_module(module, name, OPENCL_RULES, OPENCL, size, frozenset(d.features), d.arch,
+                           options.enable_fp_fusion)
+        if rk.scratch_bytes > d.shared_memory_bytes:
+            raise UnsupportedError(NAME, f"kernel {name!r} needs {rk.scratch_bytes} bytes of local memory for its "
+                                   f"reductions/dots/layout changes; the device has {d.shared_memory_bytes} "
+                                   f"(use smaller blocks)")
+        metadata["name"] = name
+        metadata["shared"] = rk.scratch_bytes
+        metadata["opencl_local_size"] = size
+        metadata["opencl_params"] = rk.params
+        metadata["opencl_written"] = rk.written
+        return rk.source
+
+    def make_clbin(self, src: str, metadata: dict, options: Options) -> bytes:
+        from .runtime import build_container
+
+        return build_container(self.descriptor.arch, src, metadata["name"], metadata["opencl_local_size"])

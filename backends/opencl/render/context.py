@@ -1,0 +1,404 @@
+"""The work-group execution model and the state of rendering one kernel.
+
+One Triton program is one OpenCL work-group of L = num_warps × warp_size work-items. A tensor of N elements (N is a
+power of two, as Triton requires) is spread over the group in its *canonical layout*: work-item `lid` holds elements
+`r*L + lid` for r in [0, R), R = max(1, N/L), in a private array `T t[R]`; when N < L work-items hold element
+`lid % N` (duplicates), and side effects (stores, atomics, local-memory writes) are done only by `lid < N`.
+Consecutive work-items hold consecutive elements, so loads and stores of row-major tiles are coalesced.
+
+A tile is either held in registers (`Tile.reg`) or is a generator: a C expression for the element at a given index
+(`Tile.gen`), so index arithmetic, splats, broadcasts and elementwise chains are recomputed where consumed instead of
+stored. An element a work-item does not hold (a broadcast, transpose, gather of a register tile) is read from local
+memory: before the loop that needs it, the tile is *published* — written to the shared scratch area between two
+barriers — and the loop reads it there. Reductions, scans and `tl.dot` go through the same scratch area.
+
+All control flow is uniform across the work-group (every scalar is computed identically by every work-item; scalar
+atomics are done by work-item 0 and broadcast through local memory), so barriers inside loops and branches are safe.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.ir.core import Block, Op, Value
+from triton_backend_sdk.lowering import RuleTable
+
+from . import ctypes as CT
+from .language import CStyleLanguage
+
+#: generators that read register tiles and cost more than this are stored when used more than once
+CHEAP = 4
+#: generators of pure index arithmetic are recomputed up to this cost (a local-memory round trip costs more)
+CHEAP_INDEX = 24
+#: scratch offsets are aligned to this many bytes
+ALIGN = 16
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def strides(shape: tuple[int, ...]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+def check_pow2(shape: tuple[int, ...], backend: str, loc: Any) -> None:
+    for d in shape:
+        if d < 1 or d & (d - 1):
+            raise UnsupportedError(backend, f"tensor shape {list(shape)} (every dimension must be a power of two)",
+                                   loc)
+
+
+class Idx:
+    """An element position in a tile of `shape`: a linear index and/or per-dimension indices, as C `uint` expressions.
+
+    `slot` is set when the position is the canonical one of register slot `slot` of the current work-item, so a
+    register tile of the same size can be read as `t[slot]` without going through local memory.
+    """
+
+    def __init__(self, shape: tuple[int, ...], lin: str | None = None, dims: list[str] | None = None,
+                 slot: str | None = None) -> None:
+        assert lin is not None or dims is not None
+        self.shape = shape
+        self._lin = lin
+        self._dims = dims
+        self.slot = slot
+
+    @property
+    def lin(self) -> str:
+        if self._lin is None:
+            assert self._dims is not None
+            terms = []
+            for d, s in zip(self._dims, strides(self.shape)):
+                if d == "0u":
+                    continue
+                terms.append(d if s == 1 else f"({d} << {log2(s)})")
+            self._lin = "(" + " + ".join(terms) + ")" if terms else "0u"
+        return self._lin
+
+    def dim(self, k: int) -> str:
+        if self._dims is not None:
+            return self._dims[k]
+        n = self.shape[k]
+        if n == 1:
+            return "0u"
+        s = strides(self.shape)[k]
+        x = self.lin if s == 1 else f"({self.lin} >> {log2(s)})"
+        return x if k == 0 else f"({x} & {n - 1}u)"
+
+    @property
+    def dims(self) -> list[str]:
+        return [self.dim(k) for k in range(len(self.shape))]
+
+    def reshaped(self, shape: tuple[int, ...]) -> Idx:
+        """The same element seen at another shape of equal size (reshape, expand_dims keep the linear index)."""
+        return Idx(shape, lin=self.lin, slot=self.slot)
+
+    @staticmethod
+    def of_dims(shape: tuple[int, ...], dims: list[str]) -> Idx:
+        return Idx(shape, dims=dims)
+
+
+@dataclass
+class Tile:
+    shape: tuple[int, ...]
+    #: the C type an element is computed in
+    ctype: str
+    #: private array holding the work-item's elements in the canonical layout
+    reg: str | None = None
+    gen: Callable[[Idx], str] | None = None
+    cost: int = 0
+    #: the generator reads no register tile (pure index / scalar arithmetic): cheap to recompute anywhere
+    index_only: bool = False
+
+    @property
+    def numel(self) -> int:
+        return numel(self.shape)
+
+
+@dataclass
+class PublishGroup:
+    base: int
+    items: list[tuple[Tile, int]] = field(default_factory=list)
+    offsets: dict[int, int] = field(default_factory=dict)
+
+
+class RenderContext:
+    def __init__(self, rules: RuleTable, lang: CStyleLanguage, local_size: int, features: frozenset[str],
+                 device: str, fp_fusion: bool = True) -> None:
+        self.rules = rules
+        self.lang = lang
+        self.L = local_size
+        self.features = features
+        self.device = device
+        self.fp_fusion = fp_fusion
+        self.backend = rules.backend
+        self.values: dict[Value, Any] = {}
+        self._lines: list[list[str]] = [[]]
+        self._indent = 1
+        self._names: dict[str, int] = {}
+        self.helpers: list[str] = []
+        self.helper_text: dict[str, str] = dict(CT.HELPERS)
+        self.uses_fp64 = False
+        self.uses_int64_atomics = False
+        self.scratch_top = 0
+        self.scratch_max = 0
+        self._groups: list[PublishGroup] = []
+        self.call_stack: list[str] = []
+        self.functions: dict[str, Any] = {}
+        #: kernel parameters (by index) that the kernel may write through (stores, atomics)
+        self.written_params: set[int] = set()
+
+    # ---- emission ----------------------------------------------------------------------------------------------
+
+    def emit(self, line: str) -> None:
+        pad = "  " * self._indent
+        for part in line.split("\n"):
+            self._lines[-1].append(pad + part if part else part)
+
+    @contextmanager
+    def indent(self) -> Iterator[None]:
+        self._indent += 1
+        try:
+            yield
+        finally:
+            self._indent -= 1
+
+    @contextmanager
+    def capture(self) -> Iterator[list[str]]:
+        """Collect the lines emitted inside the block instead of emitting them (they are re-emitted later)."""
+        self._lines.append([])
+        try:
+            yield self._lines[-1]
+        finally:
+            self._lines.pop()
+
+    def emit_lines(self, lines: list[str]) -> None:
+        self._lines[-1].extend(lines)
+
+    @property
+    def lines(self) -> list[str]:
+        return self._lines[0]
+
+    def fresh(self, hint: str = "v") -> str:
+        hint = re.sub(r"[^A-Za-z0-9_]", "_", hint or "v")[:24] or "v"
+        n = self._names.get(hint, 0)
+        self._names[hint] = n + 1
+        return f"{hint}_{n}" if hint[-1].isdigit() else f"{hint}{n}"
+
+    def name_for(self, v: Value, prefix: str = "v") -> str:
+        hint = v.name if v.name and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v.name) else ""
+        return self.fresh(f"{prefix}_{hint}" if hint else prefix)
+
+    def define_helper(self, name: str, text: str) -> str:
+        """Use a helper generated for a type (integer division, shifts); `text` defines it."""
+        self.helper_text[name] = text
+        return self.helper(name)
+
+    def helper(self, name: str) -> str:
+        for dep in CT.HELPER_DEPS.get(name, ()):
+            self.helper(dep)
+        if name not in self.helpers:
+            self.helpers.append(name)
+        return name
+
+    def unsupported(self, what: str, op: Op | None = None) -> UnsupportedError:
+        return UnsupportedError(self.backend, what, op.loc if op is not None else None)
+
+    # ---- values ------------------------------------------------------------------------------------------------
+
+    def get(self, v: Value) -> Any:
+        try:
+            return self.values[v]
+        except KeyError:
+            raise AssertionError(f"value {v!r} used before it was rendered") from None
+
+    def tile(self, v: Value) -> Tile:
+        x = self.get(v)
+        assert isinstance(x, Tile), f"{v!r} is a scalar where a tensor was expected"
+        return x
+
+    def scalar(self, v: Value) -> str:
+        x = self.get(v)
+        assert isinstance(x, str), f"{v!r} is a tensor where a scalar was expected"
+        return x
+
+    def ctype(self, v: Value) -> str:
+        try:
+            c = CT.ctype(v.type, self.lang.global_qual)
+        except CT.TypeError_ as e:
+            owner = v.owner if isinstance(v.owner, Op) else None
+            raise self.unsupported(f"values of type {e} on OpenCL", owner) from None
+        if c == "double":
+            self.require_fp64(v.owner if isinstance(v.owner, Op) else None)
+        return c
+
+    def require_fp64(self, op: Op | None) -> None:
+        if "cl_khr_fp64" not in self.features:
+            raise self.unsupported(f"dtype fp64: device {self.device!r} does not support cl_khr_fp64", op)
+        self.uses_fp64 = True
+
+    def define(self, v: Value, x: Any) -> None:
+        """Bind a rendered value. Scalars become named C variables; costly generators used twice are stored."""
+        if isinstance(x, str):
+            if not _is_simple(x):
+                name = self.name_for(v)
+                self.emit(f"{self.ctype(v)} {name} = {x};")
+                x = name
+        elif isinstance(x, Tile) and x.reg is None:
+            limit = CHEAP_INDEX if x.index_only else CHEAP
+            if x.cost > limit and _needs_storage(v):
+                x = self.materialize(x, self.name_for(v, "t"))
+        self.values[v] = x
+
+    def element(self, x: Any, idx: Idx) -> str:
+        """The element of a rendered value at `idx` (a scalar is the same everywhere)."""
+        if isinstance(x, str):
+            return x
+        t: Tile = x
+        if t.reg is None:
+            assert t.gen is not None
+            return t.gen(idx)
+        if t.numel == 1:
+            return f"{t.reg}[0]"
+        if idx.slot is not None and numel(idx.shape) == t.numel:
+            return f"{t.reg}[{idx.slot}]"
+        return f"{self.published(t)}[{idx.lin}]"
+
+    # ---- local memory --------------------------------------------------------------------------------------------
+
+    def alloc(self, nbytes: int) -> int:
+        off = self.scratch_top
+        self.scratch_top = off + (nbytes + ALIGN - 1) // ALIGN * ALIGN
+        self.scratch_max = max(self.scratch_max, self.scratch_top)
+        return off
+
+    def local_array(self, ctype: str, offset: int) -> str:
+        return f"(({self.lang.local_qual}{ctype} *)(tb_smem + {offset}))"
+
+    def published(self, t: Tile) -> str:
+        """Local-memory copy of register tile `t`, written before the loop now being built."""
+        if not self._groups:
+            raise AssertionError("a register tile was read out of its layout outside a tile loop")
+        g = self._groups[-1]
+        off = g.offsets.get(id(t))
+        if off is None:
+            off = self.alloc(t.numel * CT.size_of(t.ctype))
+            g.offsets[id(t)] = off
+            g.items.append((t, off))
+        return self.local_array(t.ctype, off)
+
+    def barrier(self) -> None:
+        self.emit(self.lang.barrier)
+
+    def write_scratch(self, x: Any, shape: tuple[int, ...], ctype: str, offset: int) -> str:
+        """Write every element of `x` (viewed at `shape`) to local memory at `offset`; returns the array."""
+        arr = self.local_array(ctype, offset)
+        self.tile_loop(shape, lambda idx: self.emit(f"{arr}[{idx.lin}] = {self.element(x, idx)};"), owner=True)
+        return arr
+
+    # ---- loops over a tile's elements ---------------------------------------------------------------------------
+
+    def tile_loop(self, shape: tuple[int, ...], body: Callable[[Idx], None], owner: bool = False) -> None:
+        """Emit `body` once per element the work-item holds of a tile of `shape` (canonical layout).
+
+        `owner`: run the body only on the work-item that owns the element (no duplicates when the tile is smaller
+        than the group). Register tiles the body reads out of layout are published to local memory first.
+        """
+        n = numel(shape)
+        reps = max(1, n // self.L)
+        r, i = self.fresh("r"), self.fresh("i")
+        group = PublishGroup(self.scratch_top)
+        self._groups.append(group)
+        with self.capture() as inner, self.indent():
+            body(Idx(shape, lin=i, slot=r))
+        self._groups.pop()
+        if group.items:
+            self.barrier()
+            for t, off in group.items:
+                self.write_scratch(t, t.shape, t.ctype, off)
+            self.barrier()
+        if reps == 1:
+            self.emit("{")
+            self.emit(f"  const uint {r} = 0u;")
+        else:
+            self.emit(self.lang.unroll_pragma)
+            self.emit(f"for (uint {r} = 0u; {r} < {reps}u; ++{r}) {{")
+        if n >= self.L:
+            self.emit(f"  const uint {i} = {r} * {self.L}u + lid;")
+        else:
+            self.emit(f"  const uint {i} = lid & {n - 1}u;")
+        if owner and n < self.L:
+            self.emit(f"  if (lid < {n}u) {{")
+            self.emit_lines(["  " + line for line in inner])
+            self.emit("  }")
+        else:
+            self.emit_lines(inner)
+        self.emit("}")
+        self.scratch_top = group.base
+
+    def declare_tile(self, shape: tuple[int, ...], ctype: str, name: str) -> Tile:
+        self.emit(f"{ctype} {name}[{max(1, numel(shape) // self.L)}];")
+        return Tile(shape, ctype, reg=name)
+
+    def materialize(self, x: Any, name: str | None = None, shape: tuple[int, ...] | None = None,
+                    ctype: str | None = None) -> Tile:
+        """Store every element the work-item holds of `x` in a new register tile."""
+        if isinstance(x, Tile):
+            shape, ctype = x.shape, x.ctype
+        assert shape is not None and ctype is not None
+        out = self.declare_tile(shape, ctype, name or self.fresh("t"))
+        self.assign_tile(out, x)
+        return out
+
+    def assign_tile(self, dst: Tile, x: Any) -> None:
+        self.tile_loop(dst.shape, lambda idx: self.emit(f"{dst.reg}[{idx.slot}] = {self.element(x, idx)};"))
+
+    # ---- ops and blocks ------------------------------------------------------------------------------------------
+
+    def render_op(self, op: Op) -> None:
+        self.rules.lookup(op)(self, op)
+
+    def render_block(self, block: Block) -> Op | None:
+        """Render a block's ops but its terminator, which is returned for the enclosing op's rule to handle."""
+        for op in block.ops:
+            if op.terminator:
+                return op
+            self.render_op(op)
+        return None
+
+    def render_region(self, block: Block, args: list[str]) -> list[str]:
+        """Render a scalar region (a reduce/scan combiner) with its arguments bound to C expressions; the returned
+        expressions are valid in the current C scope."""
+        for a, x in zip(block.args, args):
+            self.values[a] = x
+        term = self.render_block(block)
+        assert term is not None
+        return [self.scalar(v) for v in term.operands]
+
+
+def _is_simple(x: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|\(?-?[0-9][0-9a-fA-Fx.e+\-]*[fLu]?\)?|true|false", x))
+
+
+def _needs_storage(v: Value) -> bool:
+    if len(v.uses) > 1:
+        return True
+    home = v.owner.parent if isinstance(v.owner, Op) else v.owner
+    return any(op.parent is not home for op, _ in v.uses)

@@ -1,0 +1,130 @@
+"""Structured control flow and calls (shared C-like): scf.for/if/while become C loops and branches over the
+work-group (their conditions are uniform scalars), loop-carried tensors live in register arrays, and `tt.call`
+inlines the callee (OpenCL C 1.2 functions cannot declare local memory, which tensor code in a callee may need)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Value
+
+from . import ctypes as CT
+from .context import RenderContext, Tile
+from .rules import CSTYLE_RULES as RULES
+
+
+def declare_like(ctx: RenderContext, v: Value, init: Any | None = None) -> Any:
+    """A variable (scalar) or register array (tensor) for `v`, optionally initialised from a rendered value."""
+    ct = ctx.ctype(v)
+    if v.type.is_tensor:
+        name = ctx.name_for(v, "t")
+        if init is None:
+            return ctx.declare_tile(v.type.shape, ct, name)
+        return ctx.materialize(init, name, v.type.shape, ct)
+    name = ctx.name_for(v)
+    ctx.emit(f"{ct} {name}{'' if init is None else f' = {init}'};")
+    return name
+
+
+def assign_all(ctx: RenderContext, values: list[Value], targets: list[Any]) -> None:
+    """targets = values, as a parallel assignment (a yielded value may read a target that is also assigned)."""
+    temps: list[tuple[Any, Any]] = []
+    for v, dst in zip(values, targets):
+        x = ctx.get(v)
+        if x is dst or (isinstance(x, str) and x == dst):
+            continue
+        temps.append((declare_like(ctx, v, x), dst))
+    for tmp, dst in temps:
+        if isinstance(dst, Tile):
+            reps = max(1, dst.numel // ctx.L)
+            q = ctx.fresh("q")
+            ctx.emit(f"for (uint {q} = 0u; {q} < {reps}u; ++{q}) {dst.reg}[{q}] = {tmp.reg}[{q}];")
+        else:
+            ctx.emit(f"{dst} = {tmp};")
+
+
+@RULES.register(O.For)
+def render_for(ctx: RenderContext, op: O.For) -> None:
+    lb, ub, step = (ctx.scalar(v) for v in (op.lower, op.upper, op.step))
+    carried = [declare_like(ctx, res, ctx.get(init)) for res, init in zip(op.results, op.inits)]
+    for res, arg, c in zip(op.results, op.body.args[1:], carried):
+        ctx.values[res] = c
+        ctx.values[arg] = c
+    iv_v = op.body.args[0]
+    iv = ctx.name_for(iv_v, "iv")
+    ct = ctx.ctype(iv_v)
+    ctx.values[iv_v] = iv
+    u = CT.uctype(iv_v.type)
+    cond = f"({u}){iv} < ({u}){ub}" if op.unsigned_cmp else f"{iv} < {ub}"
+    ctx.emit(f"for ({ct} {iv} = {lb}; {cond}; {iv} += {step}) {{")
+    with ctx.indent():
+        term = ctx.render_block(op.body)
+        if term is not None:
+            assign_all(ctx, term.operands, carried)
+    ctx.emit("}")
+
+
+@RULES.register(O.If)
+def render_if(ctx: RenderContext, op: O.If) -> None:
+    targets = [declare_like(ctx, r) for r in op.results]
+    ctx.emit(f"if ({ctx.scalar(op.condition)}) {{")
+    with ctx.indent():
+        term = ctx.render_block(op.then_block)
+        if term is not None and targets:
+            assign_all(ctx, term.operands, targets)
+    if op.else_block is not None:
+        ctx.emit("} else {")
+        with ctx.indent():
+            term = ctx.render_block(op.else_block)
+            if term is not None and targets:
+                assign_all(ctx, term.operands, targets)
+    ctx.emit("}")
+    for r, t in zip(op.results, targets):
+        ctx.values[r] = t
+
+
+@RULES.register(O.While)
+def render_while(ctx: RenderContext, op: O.While) -> None:
+    before, after = op.before, op.after
+    state = [declare_like(ctx, arg, ctx.get(init)) for arg, init in zip(before.args, op.operands)]
+    results = [declare_like(ctx, r) for r in op.results]
+    for arg, s in zip(before.args, state):
+        ctx.values[arg] = s
+    ctx.emit("while (1) {")
+    with ctx.indent():
+        cond_op = ctx.render_block(before)
+        assert isinstance(cond_op, O.Condition)
+        cond = ctx.scalar(cond_op.operands[0])
+        assign_all(ctx, cond_op.operands[1:], results)
+        ctx.emit(f"if (!({cond})) break;")
+        for arg, r in zip(after.args, results):
+            ctx.values[arg] = r
+        term = ctx.render_block(after)
+        if term is not None:
+            assign_all(ctx, term.operands, state)
+    ctx.emit("}")
+    for r, t in zip(op.results, results):
+        ctx.values[r] = t
+
+
+@RULES.register(O.Call)
+def render_call(ctx: RenderContext, op: O.Call) -> None:
+    callee = ctx.functions.get(op.callee)
+    if callee is None:
+        raise ctx.unsupported(f"call to unknown function @{op.callee}", op)
+    if op.callee in ctx.call_stack:
+        raise ctx.unsupported(f"recursive call to @{op.callee}", op)
+    targets = [declare_like(ctx, r) for r in op.results]
+    ctx.emit(f"{{ /* inlined @{op.callee} */")
+    with ctx.indent():
+        for arg, v in zip(callee.args, op.operands):
+            ctx.values[arg] = ctx.get(v)
+        ctx.call_stack.append(op.callee)
+        term = ctx.render_block(callee.body)
+        ctx.call_stack.pop()
+        if term is not None and targets:
+            assign_all(ctx, term.operands, targets)
+    ctx.emit("}")
+    for r, t in zip(op.results, targets):
+        ctx.values[r] = t

@@ -1,0 +1,223 @@
+"""SDK IR types → C types, literals, and the helper functions a program may need.
+
+Values are held in registers in a *compute* type: f16 and bf16 in `float`, kept exactly representable in their own
+format (every op that produces one rounds to nearest even), so results match a device with native half arithmetic
+without needing `cl_khr_fp16` (NVIDIA's OpenCL does not list it). In memory they stay 16-bit: f16 through
+`vload_half`/`vstore_half_rte`, bf16 by shifting the bits. i1 is `bool` in registers and a byte in memory.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType, PointerType, Type
+
+INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
+UINT_C = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
+FLOAT_C = {FloatKind.F16: "float", FloatKind.BF16: "float", FloatKind.F32: "float", FloatKind.F64: "double"}
+#: the name of each element type in memory (pointee C type)
+MEM_FLOAT_C = {FloatKind.F16: "ushort", FloatKind.BF16: "ushort", FloatKind.F32: "float", FloatKind.F64: "double"}
+#: dtypes as Triton names them, for error messages
+DTYPE_NAMES = {FloatKind.F16: "fp16", FloatKind.BF16: "bf16", FloatKind.F32: "fp32", FloatKind.F64: "fp64"}
+
+
+class TypeError_(Exception):
+    """A type this renderer cannot represent (fp8, tf32, pointers to pointers...)."""
+
+
+def int_width(t: Type) -> int:
+    e = t.element
+    if isinstance(e, IndexType):
+        return 64
+    assert isinstance(e, IntType), f"{e} is not an integer type"
+    return e.width
+
+
+def ctype(t: Type, global_qual: str = "__global ") -> str:
+    """The C type a value of element type `t` is computed in."""
+    e = t.element
+    if isinstance(e, IntType):
+        if e.width not in INT_C:
+            raise TypeError_(f"i{e.width}")
+        return INT_C[e.width]
+    if isinstance(e, IndexType):
+        return "long"
+    if isinstance(e, FloatType):
+        if e.kind not in FLOAT_C:
+            raise TypeError_(str(e))
+        return FLOAT_C[e.kind]
+    if isinstance(e, PointerType):
+        return f"{global_qual}{mem_ctype(e.pointee)} *"
+    raise TypeError_(str(e))
+
+
+def uctype(t: Type) -> str:
+    """The unsigned C type of an integer element type (wrapping arithmetic, unsigned comparisons)."""
+    return UINT_C[int_width(t)]
+
+
+def mem_ctype(t: Type) -> str:
+    """The C type of one element of type `t` in global memory."""
+    if isinstance(t, IntType):
+        if t.width == 1:
+            return "char"
+        if t.width not in INT_C:
+            raise TypeError_(f"i{t.width}")
+        return INT_C[t.width]
+    if isinstance(t, FloatType):
+        if t.kind not in MEM_FLOAT_C:
+            raise TypeError_(str(t))
+        return MEM_FLOAT_C[t.kind]
+    raise TypeError_(f"pointer to {t}")
+
+
+def is_half(t: Type) -> bool:
+    e = t.element
+    return isinstance(e, FloatType) and e.kind == FloatKind.F16
+
+
+def is_bf16(t: Type) -> bool:
+    e = t.element
+    return isinstance(e, FloatType) and e.kind == FloatKind.BF16
+
+
+def is_f64(t: Type) -> bool:
+    e = t.element
+    return isinstance(e, FloatType) and e.kind == FloatKind.F64
+
+
+def size_of(c: str) -> int:
+    """Bytes of a compute type in local memory."""
+    return {"bool": 1, "char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4,
+            "long": 8, "ulong": 8, "double": 8}.get(c, 8)
+
+
+def int_literal(value: int, width: int) -> str:
+    """A C literal for a signless integer bit pattern, read as signed."""
+    if width == 1:
+        return "true" if value & 1 else "false"
+    mask = (1 << width) - 1
+    v = value & mask
+    if v >> (width - 1):
+        v -= 1 << width
+    if width == 64:
+        if v == -(1 << 63):
+            return "(-9223372036854775807L - 1L)"
+        return f"{v}L"
+    if width == 32:
+        return "(-2147483647 - 1)" if v == -(1 << 31) else str(v)
+    return f"(({INT_C[width]}){v})"
+
+
+def float_literal(value: float, kind: FloatKind) -> str:
+    if kind == FloatKind.F64:
+        if math.isnan(value):
+            return "(double)NAN"
+        if math.isinf(value):
+            return "(double)INFINITY" if value > 0 else "(-(double)INFINITY)"
+        return repr(float(value)) if "e" in repr(value) or "." in repr(value) else f"{value}.0"
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    f32 = struct.unpack("<f", struct.pack("<f", value))[0]
+    text = repr(f32)
+    if "." not in text and "e" not in text:
+        text += ".0"
+    return f"{text}f"
+
+
+def literal(value: float, t: Type) -> str:
+    e = t.element
+    if isinstance(e, FloatType):
+        return float_literal(float(value), e.kind)
+    return int_literal(int(value), int_width(e))
+
+
+# ---- helper functions, emitted into a program only when used ---------------------------------------------------------
+
+HELPERS: dict[str, str] = {
+    "tb_f2h": """\
+inline ushort tb_f2h(float f) {
+  uint x = as_uint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return (ushort)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (ax >= 0x477ff000u) return (ushort)(sign | 0x7c00u);
+  if (ax < 0x38800000u) return (ushort)(sign | (uint)rint(as_float(ax) * 16777216.0f));
+  return (ushort)(sign | ((ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13));
+}""",
+    "tb_f2h_rtz": """\
+inline ushort tb_f2h_rtz(float f) {
+  uint x = as_uint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return (ushort)(sign | 0x7e00u);
+  if (ax == 0x7f800000u) return (ushort)(sign | 0x7c00u);
+  if (ax >= 0x47800000u) return (ushort)(sign | 0x7bffu);
+  if (ax < 0x38800000u) return (ushort)(sign | (uint)(as_float(ax) * 16777216.0f));
+  return (ushort)(sign | ((ax - 0x38000000u) >> 13));
+}""",
+    "tb_h2f": """\
+inline float tb_h2f(ushort h) {
+  uint sign = ((uint)h & 0x8000u) << 16, e = ((uint)h >> 10) & 0x1fu, m = (uint)h & 0x3ffu;
+  if (e == 0u) return as_float(sign | as_uint((float)m * 5.9604644775390625e-8f));
+  if (e == 31u) return as_float(sign | 0x7f800000u | (m << 13));
+  return as_float(sign | ((e + 112u) << 23) | (m << 13));
+}""",
+    "tb_rnd_h": "inline float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
+    "tb_rnd_h_rtz": "inline float tb_rnd_h_rtz(float x) { return tb_h2f(tb_f2h_rtz(x)); }",
+    "tb_rnd_bf": """\
+inline float tb_rnd_bf(float f) {
+  uint x = as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return as_float((x & 0x80000000u) | 0x7fc00000u);
+  return as_float((x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u);
+}""",
+    "tb_rnd_bf_rtz": """\
+inline float tb_rnd_bf_rtz(float f) {
+  uint x = as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return as_float((x & 0x80000000u) | 0x7fc00000u);
+  return as_float(x & 0xffff0000u);
+}""",
+    "tb_fmaximum": """\
+inline float tb_fmaximum(float a, float b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return signbit(a) ? b : a;
+  return fmax(a, b);
+}""",
+    "tb_fminimum": """\
+inline float tb_fminimum(float a, float b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return signbit(a) ? a : b;
+  return fmin(a, b);
+}""",
+    "tb_dmaximum": """\
+inline double tb_dmaximum(double a, double b) {
+  if (isnan(a) || isnan(b)) return (double)NAN;
+  if (a == b) return signbit(a) ? b : a;
+  return fmax(a, b);
+}""",
+    "tb_dminimum": """\
+inline double tb_dminimum(double a, double b) {
+  if (isnan(a) || isnan(b)) return (double)NAN;
+  if (a == b) return signbit(a) ? a : b;
+  return fmin(a, b);
+}""",
+    "tb_atomic_add_f32": """\
+inline float tb_atomic_add_f32(volatile __global float *p, float v) {
+  uint prev, old = as_uint(*p);
+  do { prev = old; old = atomic_cmpxchg((volatile __global uint *)p, prev, as_uint(as_float(prev) + v)); }
+  while (old != prev);
+  return as_float(old);
+}""",
+    "tb_atomic_add_f64": """\
+inline double tb_atomic_add_f64(volatile __global double *p, double v) {
+  ulong prev, old = as_ulong(*p);
+  do { prev = old; old = atom_cmpxchg((volatile __global ulong *)p, prev, as_ulong(as_double(prev) + v)); }
+  while (old != prev);
+  return as_double(old);
+}""",
+}
+
+#: helpers that call other helpers
+HELPER_DEPS: dict[str, tuple[str, ...]] = {
+    "tb_rnd_h": ("tb_f2h", "tb_h2f"),
+    "tb_rnd_h_rtz": ("tb_f2h_rtz", "tb_h2f"),
+}

@@ -1,0 +1,405 @@
+"""Elementwise rules (shared C-like): arith and math ops, comparisons, select, clamp, casts.
+
+Each rule builds the C expression for one element; `lift` makes it a scalar variable or a tile generator. Integer
+arithmetic wraps (it is done in the unsigned type: signed overflow is undefined in C); division by zero, INT_MIN/-1
+and shifts by >= the bit width give PTX's results instead of trapping (PoCL runs on x86, where x/0 traps even in a
+masked-off lane). f16/bf16 results are rounded to their format after every op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Op
+from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateNan, RoundingMode
+from triton_backend_sdk.ir.types import FloatType, IntType, PointerType, Type
+
+from . import ctypes as CT
+from .context import Idx, RenderContext, Tile
+from .rules import CSTYLE_RULES as RULES
+
+
+def lift(ctx: RenderContext, op: Op, fn: Callable[..., str], cost: int = 1) -> None:
+    """Define `op`'s single result as `fn(*operand elements)`, elementwise over tensors."""
+    res = op.result
+    srcs = [ctx.get(v) for v in op.operands]
+    if not res.type.is_tensor:
+        ctx.define(res, fn(*srcs))
+        return
+    tiles = [s for s in srcs if isinstance(s, Tile)]
+    total = cost + sum(t.cost for t in tiles if t.reg is None)
+    index_only = all(t.reg is None and t.index_only for t in tiles)
+    ctype = ctx.ctype(res)
+
+    def gen(idx: Idx) -> str:
+        return fn(*[ctx.element(s, idx) for s in srcs])
+
+    ctx.define(res, Tile(res.type.shape, ctype, gen=gen, cost=total, index_only=index_only))
+
+
+def round_to(t: Type, expr: str, ctx: RenderContext, rtz: bool = False) -> str:
+    """Round a float expression to `t`'s format when `t` is f16/bf16 (values are kept exactly representable)."""
+    if CT.is_half(t):
+        return f"{ctx.helper('tb_rnd_h_rtz' if rtz else 'tb_rnd_h')}({expr})"
+    if CT.is_bf16(t):
+        return f"{ctx.helper('tb_rnd_bf_rtz' if rtz else 'tb_rnd_bf')}({expr})"
+    return expr
+
+
+# ---- integers --------------------------------------------------------------------------------------------------------
+
+def _int_helper(ctx: RenderContext, kind: str, t: Type) -> str:
+    T, U, w = CT.ctype(t), CT.uctype(t), CT.int_width(t)
+    name = f"tb_{kind}_{T}"
+    body = {
+        "divs": f"return b == 0 ? ({T})-1 : (b == ({T})-1 ? ({T})(({U})0 - ({U})a) : ({T})(a / b));",
+        "rems": f"return b == 0 ? a : (b == ({T})-1 ? ({T})0 : ({T})(a % b));",
+        "divu": f"return b == 0 ? ({T})-1 : ({T})(({U})a / ({U})b);",
+        "remu": f"return b == 0 ? a : ({T})(({U})a % ({U})b);",
+        "shl": f"return ({U})b >= {w}u ? ({T})0 : ({T})(({U})a << ({U})b);",
+        "shru": f"return ({U})b >= {w}u ? ({T})0 : ({T})(({U})a >> ({U})b);",
+        "shrs": f"return ({T})(a >> (({U})b >= {w}u ? {w - 1}u : ({U})b));",
+    }[kind]
+    return ctx.define_helper(name, f"inline {T} {name}({T} a, {T} b) {{ {body} }}")
+
+
+def _wrap(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
+    def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+        if CT.int_width(t) == 1:
+            return {"+": f"({a} ^ {b})", "-": f"({a} ^ {b})", "*": f"({a} & {b})"}[sym]
+        T, U = CT.ctype(t), CT.uctype(t)
+        return f"(({T})(({U}){a} {sym} ({U}){b}))"
+
+    return f
+
+
+def _bitwise(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
+    return lambda ctx, t, a, b: f"({a} {sym} {b})"
+
+
+def _helper_call(kind: str) -> Callable[[RenderContext, Type, str, str], str]:
+    def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+        if CT.int_width(t) == 1:
+            raise ctx.unsupported(f"integer op '{kind}' on i1")
+        return f"{_int_helper(ctx, kind, t)}({a}, {b})"
+
+    return f
+
+
+def _minmax(fn: str, unsigned: bool) -> Callable[[RenderContext, Type, str, str], str]:
+    def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+        if CT.int_width(t) == 1:
+            raise ctx.unsupported(f"integer {fn} on i1")
+        if unsigned:
+            T, U = CT.ctype(t), CT.uctype(t)
+            return f"(({T}){fn}(({U}){a}, ({U}){b}))"
+        return f"{fn}({a}, {b})"
+
+    return f
+
+
+def _ceildiv(signed: bool) -> Callable[[RenderContext, Type, str, str], str]:
+    def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+        div, rem = _int_helper(ctx, "divs" if signed else "divu", t), _int_helper(ctx, "rems" if signed else "remu", t)
+        same = f" && (({a} < 0) == ({b} < 0))" if signed else ""
+        return f"({div}({a}, {b}) + (({rem}({a}, {b}) != 0){same} ? 1 : 0))"
+
+    return f
+
+
+def _floordiv(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+    div, rem = _int_helper(ctx, "divs", t), _int_helper(ctx, "rems", t)
+    return f"({div}({a}, {b}) - (({rem}({a}, {b}) != 0) && (({a} < 0) != ({b} < 0)) ? 1 : 0))"
+
+
+def _mulhi(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+    T, U = CT.ctype(t), CT.uctype(t)
+    return f"(({T})mul_hi(({U}){a}, ({U}){b}))"
+
+
+_INT_BINARY: dict[type, Callable[[RenderContext, Type, str, str], str]] = {
+    O.AddI: _wrap("+"), O.SubI: _wrap("-"), O.MulI: _wrap("*"),
+    O.DivSI: _helper_call("divs"), O.DivUI: _helper_call("divu"),
+    O.RemSI: _helper_call("rems"), O.RemUI: _helper_call("remu"),
+    O.MinSI: _minmax("min", False), O.MaxSI: _minmax("max", False),
+    O.MinUI: _minmax("min", True), O.MaxUI: _minmax("max", True),
+    O.ShLI: _helper_call("shl"), O.ShRSI: _helper_call("shrs"), O.ShRUI: _helper_call("shru"),
+    O.AndI: _bitwise("&"), O.OrI: _bitwise("|"), O.XOrI: _bitwise("^"),
+    O.CeilDivSI: _ceildiv(True), O.CeilDivUI: _ceildiv(False), O.FloorDivSI: _floordiv,
+    O.MulhiUI: _mulhi,
+}
+
+
+@RULES.register(*_INT_BINARY)
+def render_int_binary(ctx: RenderContext, op: Op) -> None:
+    f = _INT_BINARY[type(op)]
+    t = op.result.type
+    if not isinstance(t.element, IntType):
+        raise ctx.unsupported(f"{op.op_name} on {t.element}", op)
+    lift(ctx, op, lambda a, b: f(ctx, t, a, b))
+
+
+def _ctz(ctx: RenderContext, t: Type, a: str) -> str:
+    T, U = CT.ctype(t), CT.uctype(t)
+    return f"(({T})popcount(({U})(~({U}){a} & (({U}){a} - ({U})1))))"
+
+
+_INT_UNARY: dict[type, Callable[[RenderContext, Type, str], str]] = {
+    O.AbsI: lambda ctx, t, a: f"(({CT.ctype(t)})abs({a}))",
+    O.CountLeadingZeros: lambda ctx, t, a: f"(({CT.ctype(t)})clz({a}))",
+    O.CountTrailingZeros: _ctz,
+    O.CtPop: lambda ctx, t, a: f"(({CT.ctype(t)})popcount({a}))",
+}
+
+
+@RULES.register(*_INT_UNARY)
+def render_int_unary(ctx: RenderContext, op: Op) -> None:
+    f = _INT_UNARY[type(op)]
+    t = op.result.type
+    if CT.int_width(t) == 1:
+        raise ctx.unsupported(f"{op.op_name} on i1", op)
+    lift(ctx, op, lambda a: f(ctx, t, a))
+
+
+# ---- floats ----------------------------------------------------------------------------------------------------------
+
+def _maximum(kind: str) -> Callable[[RenderContext, Type, str, str], str]:
+    def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+        prefix = "tb_d" if CT.is_f64(t) else "tb_f"
+        return f"{ctx.helper(prefix + kind)}({a}, {b})"
+
+    return f
+
+
+def _call2(fn: str) -> Callable[[RenderContext, Type, str, str], str]:
+    return lambda ctx, t, a, b: f"{fn}({a}, {b})"
+
+
+def _infix(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
+    return lambda ctx, t, a, b: f"({a} {sym} {b})"
+
+
+_FLOAT_BINARY: dict[type, Callable[[RenderContext, Type, str, str], str]] = {
+    O.AddF: _infix("+"), O.SubF: _infix("-"), O.MulF: _infix("*"), O.DivF: _infix("/"),
+    O.PreciseDivF: _infix("/"), O.ApproxDivF: _infix("/"), O.RemF: _call2("fmod"),
+    O.MaxNumF: _call2("fmax"), O.MinNumF: _call2("fmin"),
+    O.MaximumF: _maximum("maximum"), O.MinimumF: _maximum("minimum"),
+    O.PowF: _call2("pow"), O.Atan2: _call2("atan2"), O.CopySign: _call2("copysign"),
+}
+
+
+def _float_result(ctx: RenderContext, op: Op) -> Type:
+    t = op.result.type
+    if not isinstance(t.element, FloatType):
+        raise ctx.unsupported(f"{op.op_name} on {t.element}", op)
+    ctx.ctype(op.result)  # rejects fp8, checks fp64
+    return t
+
+
+@RULES.register(*_FLOAT_BINARY)
+def render_float_binary(ctx: RenderContext, op: Op) -> None:
+    f = _FLOAT_BINARY[type(op)]
+    t = _float_result(ctx, op)
+    lift(ctx, op, lambda a, b: round_to(t, f(ctx, t, a, b), ctx))
+
+
+_FLOAT_UNARY_FN = {
+    O.Exp: "exp", O.Exp2: "exp2", O.Expm1: "expm1", O.Log: "log", O.Log2: "log2", O.Log10: "log10",
+    O.Log1p: "log1p", O.Sin: "sin", O.Cos: "cos", O.Tan: "tan", O.Asin: "asin", O.Acos: "acos", O.Atan: "atan",
+    O.Sinh: "sinh", O.Cosh: "cosh", O.Tanh: "tanh", O.Asinh: "asinh", O.Acosh: "acosh", O.Atanh: "atanh",
+    O.Sqrt: "sqrt", O.PreciseSqrt: "sqrt", O.Rsqrt: "rsqrt", O.Cbrt: "cbrt", O.AbsF: "fabs", O.Floor: "floor",
+    O.Ceil: "ceil", O.Trunc: "trunc", O.Round: "round", O.RoundEven: "rint", O.Erf: "erf", O.Erfc: "erfc",
+}
+
+
+@RULES.register(O.NegF, *_FLOAT_UNARY_FN)
+def render_float_unary(ctx: RenderContext, op: Op) -> None:
+    t = _float_result(ctx, op)
+    if isinstance(op, O.NegF):
+        lift(ctx, op, lambda a: f"(-{a})")
+        return
+    fn = _FLOAT_UNARY_FN[type(op)]
+    lift(ctx, op, lambda a: round_to(t, f"{fn}({a})", ctx))
+
+
+@RULES.register(O.Fma)
+def render_fma(ctx: RenderContext, op: Op) -> None:
+    t = _float_result(ctx, op)
+    lift(ctx, op, lambda a, b, c: round_to(t, f"fma({a}, {b}, {c})", ctx))
+
+
+# ---- comparisons, select, clamp --------------------------------------------------------------------------------------
+
+_ICMP = {
+    CmpIPredicate.EQ: (False, "=="), CmpIPredicate.NE: (False, "!="),
+    CmpIPredicate.SLT: (False, "<"), CmpIPredicate.SLE: (False, "<="), CmpIPredicate.SGT: (False, ">"),
+    CmpIPredicate.SGE: (False, ">="), CmpIPredicate.ULT: (True, "<"), CmpIPredicate.ULE: (True, "<="),
+    CmpIPredicate.UGT: (True, ">"), CmpIPredicate.UGE: (True, ">="),
+}
+
+
+@RULES.register(O.CmpI)
+def render_cmpi(ctx: RenderContext, op: O.CmpI) -> None:
+    unsigned, sym = _ICMP[op.predicate]
+    t = op.lhs.type
+    if isinstance(t.element, PointerType):
+        lift(ctx, op, lambda a, b: f"((ulong){a} {sym} (ulong){b})")
+        return
+    if unsigned and CT.int_width(t) > 1:
+        U = CT.uctype(t)
+        lift(ctx, op, lambda a, b: f"(({U}){a} {sym} ({U}){b})")
+    else:
+        lift(ctx, op, lambda a, b: f"({a} {sym} {b})")
+
+
+_FCMP = {
+    CmpFPredicate.OEQ: "({a} == {b})", CmpFPredicate.OGT: "({a} > {b})", CmpFPredicate.OGE: "({a} >= {b})",
+    CmpFPredicate.OLT: "({a} < {b})", CmpFPredicate.OLE: "({a} <= {b})",
+    CmpFPredicate.ONE: "(({a} < {b}) || ({a} > {b}))", CmpFPredicate.ORD: "(!isnan({a}) && !isnan({b}))",
+    CmpFPredicate.UEQ: "!(({a} < {b}) || ({a} > {b}))", CmpFPredicate.UGT: "!({a} <= {b})",
+    CmpFPredicate.UGE: "!({a} < {b})", CmpFPredicate.ULT: "!({a} >= {b})", CmpFPredicate.ULE: "!({a} > {b})",
+    CmpFPredicate.UNE: "({a} != {b})", CmpFPredicate.UNO: "(isnan({a}) || isnan({b}))",
+    CmpFPredicate.FALSE: "false", CmpFPredicate.TRUE: "true",
+}
+
+
+@RULES.register(O.CmpF)
+def render_cmpf(ctx: RenderContext, op: O.CmpF) -> None:
+    pattern = _FCMP[op.predicate]
+    lift(ctx, op, lambda a, b: pattern.format(a=a, b=b))
+
+
+@RULES.register(O.Select)
+def render_select(ctx: RenderContext, op: O.Select) -> None:
+    lift(ctx, op, lambda c, a, b: f"({c} ? {a} : {b})")
+
+
+@RULES.register(O.ClampF)
+def render_clampf(ctx: RenderContext, op: O.ClampF) -> None:
+    t = _float_result(ctx, op)
+    if op.propagate_nan == PropagateNan.ALL:
+        mx, mn = _maximum("maximum"), _maximum("minimum")
+        lift(ctx, op, lambda x, lo, hi: mn(ctx, t, mx(ctx, t, x, lo), hi))
+    else:
+        lift(ctx, op, lambda x, lo, hi: f"fmin(fmax({x}, {lo}), {hi})")
+
+
+# ---- casts -----------------------------------------------------------------------------------------------------------
+
+def _int_cast(src: Type, dst: Type, signed: bool) -> Callable[[str], str]:
+    ws, wd = CT.int_width(src), CT.int_width(dst)
+    Td = CT.ctype(dst)
+    if wd == 1:
+        return lambda a: f"(({a} & 1) != 0)"
+    if ws == 1:
+        return (lambda a: f"({a} ? ({Td})-1 : ({Td})0)") if signed else (lambda a: f"(({Td}){a})")
+    if wd > ws and not signed:
+        Us = CT.uctype(src)
+        return lambda a: f"(({Td})({Us}){a})"
+    if wd >= ws:
+        return lambda a: f"(({Td}){a})"
+    Ud = CT.uctype(dst)
+    return lambda a: f"(({Td})({Ud}){a})"
+
+
+def _bitcast(ctx: RenderContext, src: Type, dst: Type, op: Op) -> Callable[[str], str]:
+    s, d = src.element, dst.element
+    if isinstance(s, PointerType) or isinstance(d, PointerType):
+        if isinstance(s, PointerType) and isinstance(d, PointerType):
+            pd = ctx.ctype(op.result)
+            return lambda a: f"(({pd}){a})"
+        raise ctx.unsupported(f"bitcast between {s} and {d}", op)
+    if s == d:
+        return lambda a: a
+    if CT.is_half(src):
+        T = CT.ctype(dst)
+        return lambda a: f"(({T}){ctx.helper('tb_f2h')}({a}))"
+    if CT.is_half(dst):
+        return lambda a: f"{ctx.helper('tb_h2f')}((ushort){a})"
+    if CT.is_bf16(src):
+        T = CT.ctype(dst)
+        return lambda a: f"(({T})(as_uint({a}) >> 16))"
+    if CT.is_bf16(dst):
+        return lambda a: f"as_float((uint)(ushort){a} << 16)"
+    T = CT.ctype(dst)
+    return lambda a: f"as_{T}({a})"
+
+
+def _float_cast(ctx: RenderContext, src: Type, dst: Type, rtz: bool) -> Callable[[str], str]:
+    """Float to float: widening is exact; narrowing rounds to nearest even (or toward zero for RTZ fp_to_fp)."""
+    Ts, Td = CT.ctype(src), CT.ctype(dst)
+    if src.element == dst.element:
+        return lambda a: a
+    if Td == "double":
+        return lambda a: f"((double){a})"
+    to_float = (lambda a: f"convert_float_rtz({a})") if rtz else (lambda a: f"((float){a})")
+    narrow = to_float if Ts == "double" else (lambda a: a)
+    return lambda a: round_to(dst, narrow(a), ctx, rtz)
+
+
+def _cast_fn(ctx: RenderContext, op: Op) -> Callable[[str], str]:
+    src, dst = op.operands[0].type, op.result.type
+    cls = type(op)
+    ctx.ctype(op.result)
+    ctx.ctype(op.operands[0])
+    if cls in (O.ExtSI, O.IndexCast):
+        return _int_cast(src, dst, True)
+    if cls in (O.ExtUI, O.TruncI, O.IndexCastUI):
+        return _int_cast(src, dst, False)
+    if cls in (O.ExtF, O.TruncF, O.FpToFp):
+        rtz = isinstance(op, O.FpToFp) and op.rounding == RoundingMode.RTZ
+        return _float_cast(ctx, src, dst, rtz)
+    if cls in (O.SIToFP, O.UIToFP):
+        Td = CT.ctype(dst)
+        if CT.int_width(src) == 1:
+            one = "-1" if cls is O.SIToFP else "1"
+            return lambda a: f"({a} ? ({Td}){one} : ({Td})0)"
+        if cls is O.UIToFP:
+            Us = CT.uctype(src)
+            return lambda a: round_to(dst, f"(({Td})({Us}){a})", ctx)
+        return lambda a: round_to(dst, f"(({Td}){a})", ctx)
+    if cls in (O.FPToSI, O.FPToUI):
+        if CT.int_width(dst) == 1:
+            raise ctx.unsupported("float to i1 conversion", op)
+        Td = CT.ctype(dst)
+        conv = Td if cls is O.FPToSI else CT.uctype(dst)
+        return lambda a: f"(({Td})convert_{conv}_sat_rtz({a}))"
+    if cls in (O.ArithBitcast, O.TTBitcast):
+        return _bitcast(ctx, src, dst, op)
+    if cls is O.IntToPtr:
+        P = ctx.ctype(op.result)
+        return lambda a: f"(({P})(ulong){a})"
+    if cls is O.PtrToInt:
+        Td = CT.ctype(dst)
+        return lambda a: f"(({Td})(ulong){a})"
+    raise ctx.unsupported(f"cast {op.op_name} from {src.element} to {dst.element}", op)
+
+
+@RULES.register(O.CastOp)
+def render_cast(ctx: RenderContext, op: Op) -> None:
+    lift(ctx, op, _cast_fn(ctx, op))
+
+
+# ---- libdevice / extern elementwise ----------------------------------------------------------------------------------
+
+#: libdevice (`__nv_*`) functions with an OpenCL built-in of the same meaning (float and double versions)
+_LIBDEVICE = {
+    "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "floor", "ceil", "trunc", "round",
+    "rint", "erf", "erfc", "pow", "atan2", "fmod", "hypot", "copysign", "fmax", "fmin", "fabs", "lgamma", "tgamma",
+    "nextafter", "fdim", "logb", "sinpi", "cospi", "tanpi", "erfinv",
+}
+
+
+@RULES.register(O.ExternElementwise)
+def render_extern(ctx: RenderContext, op: O.ExternElementwise) -> None:
+    sym = op.symbol
+    base = sym.removeprefix("__nv_")
+    t = op.result.type
+    if isinstance(t.element, FloatType) and not CT.is_f64(t) and base.endswith("f") and base[:-1] in _LIBDEVICE:
+        base = base[:-1]
+    if base == "erfinv" or base not in _LIBDEVICE or not isinstance(t.element, FloatType):
+        raise ctx.unsupported(f"extern function {sym!r} (no OpenCL built-in mapped)", op)
+    _float_result(ctx, op)
+    lift(ctx, op, lambda *a: round_to(t, f"{base}({', '.join(a)})", ctx))

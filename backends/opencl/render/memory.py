@@ -1,0 +1,237 @@
+"""Memory rules: pointer arithmetic, loads and stores (shared C-like), atomics (OpenCL built-ins).
+
+Masked-off elements are never touched: a load is `mask ? *p : other` (C evaluates only the chosen operand) and a
+store is done under `if (mask)`. Stores and atomics are done by the work-item that owns the element, scalar ones by
+work-item 0. Atomics follow Triton's memory semantics with global fences around OpenCL 1.2's relaxed atomics; float
+atomic add, which OpenCL 1.2 lacks, is a compare-and-swap loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Op, Value
+from triton_backend_sdk.ir.enums import MemSemantic, RMWOp
+from triton_backend_sdk.ir.types import FloatKind, FloatType, IntType, PointerType, Type
+
+from . import ctypes as CT
+from .context import Idx, RenderContext, Tile
+from .elementwise import lift
+from .rules import CSTYLE_RULES, OPENCL_RULES
+
+
+@CSTYLE_RULES.register(O.AddPtr)
+def render_addptr(ctx: RenderContext, op: O.AddPtr) -> None:
+    lift(ctx, op, lambda p, o: f"({p} + {o})")
+
+
+def pointee(ctx: RenderContext, ptr: Value, op: Op) -> Type:
+    e = ptr.type.element
+    assert isinstance(e, PointerType)
+    try:
+        CT.mem_ctype(e.pointee)
+    except CT.TypeError_ as err:
+        raise ctx.unsupported(f"memory access to elements of type {err}", op) from None
+    if CT.is_f64(e.pointee):
+        ctx.require_fp64(op)
+    return e.pointee
+
+
+def load_expr(ctx: RenderContext, t: Type, p: str, volatile: bool = False) -> str:
+    if CT.is_half(t):
+        return ctx.lang.half_load.format(ptr=p)
+    if CT.is_bf16(t):
+        return f"as_float((uint)(*({p})) << 16)"
+    if volatile:
+        p = f"(volatile {ctx.lang.global_qual}{CT.mem_ctype(t)} *)({p})"
+    if isinstance(t, IntType) and t.width == 1:
+        return f"(*({p}) != 0)"
+    return f"*({p})"
+
+
+def store_stmt(ctx: RenderContext, t: Type, p: str, v: str) -> str:
+    if CT.is_half(t):
+        return ctx.lang.half_store.format(value=v, ptr=p) + ";"
+    if CT.is_bf16(t):
+        return f"*({p}) = (ushort)(as_uint({v}) >> 16);"
+    if isinstance(t, IntType) and t.width == 1:
+        return f"*({p}) = (char)({v});"
+    return f"*({p}) = {v};"
+
+
+def zero_of(ctype: str) -> str:
+    return {"float": "0.0f", "double": "0.0", "bool": "false"}.get(ctype, f"({ctype})0")
+
+
+@CSTYLE_RULES.register(O.Load)
+def render_load(ctx: RenderContext, op: O.Load) -> None:
+    t = pointee(ctx, op.ptr, op)
+    ptr = ctx.get(op.ptr)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    other = ctx.get(op.other) if op.other is not None else None
+    res = op.result
+    ctype = ctx.ctype(res)
+    volatile = op.is_volatile
+
+    def value(idx: Idx) -> str:
+        read = load_expr(ctx, t, ctx.element(ptr, idx), volatile)
+        if mask is None:
+            return read
+        alt = ctx.element(other, idx) if other is not None else zero_of(ctype)
+        return f"({ctx.element(mask, idx)} ? {read} : {alt})"
+
+    if not res.type.is_tensor:
+        ctx.define(res, value(Idx((), lin="0u")))
+        return
+    out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
+    ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {value(idx)};"))
+    ctx.define(res, out)
+
+
+@CSTYLE_RULES.register(O.Store)
+def render_store(ctx: RenderContext, op: O.Store) -> None:
+    t = pointee(ctx, op.ptr, op)
+    ptr, val = ctx.get(op.ptr), ctx.get(op.value)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+
+    def stmt(idx: Idx) -> str:
+        s = store_stmt(ctx, t, ctx.element(ptr, idx), ctx.element(val, idx))
+        return s if mask is None else f"if ({ctx.element(mask, idx)}) {{ {s} }}"
+
+    if not op.value.type.is_tensor:
+        ctx.emit(f"if (lid == 0u) {{ {stmt(Idx((), lin='0u'))} }}")
+        return
+    ctx.tile_loop(op.value.type.shape, lambda idx: ctx.emit(stmt(idx)), owner=True)
+
+
+# ---- atomics ---------------------------------------------------------------------------------------------------------
+
+_INT32_FN = {RMWOp.ADD: "atomic_add", RMWOp.AND: "atomic_and", RMWOp.OR: "atomic_or", RMWOp.XOR: "atomic_xor",
+             RMWOp.XCHG: "atomic_xchg", RMWOp.MAX: "atomic_max", RMWOp.MIN: "atomic_min",
+             RMWOp.UMAX: "atomic_max", RMWOp.UMIN: "atomic_min"}
+_INT64_FN = {k: "atom_" + v[len("atomic_"):] for k, v in _INT32_FN.items()}
+_INT64_BASE = {RMWOp.ADD, RMWOp.XCHG}
+
+
+def _require_int64_atomics(ctx: RenderContext, extended: bool, op: Op, dtype: str) -> None:
+    needed = ["cl_khr_int64_base_atomics"] + (["cl_khr_int64_extended_atomics"] if extended else [])
+    missing = [e for e in needed if e not in ctx.features]
+    if missing:
+        raise ctx.unsupported(f"{dtype} atomics: device {ctx.device!r} lacks {', '.join(missing)}", op)
+    ctx.uses_int64_atomics = True
+
+
+def _rmw_expr(ctx: RenderContext, op: O.AtomicRMW, t: Type, p: str, v: str) -> str:
+    kind = op.rmw_op
+    g = ctx.lang.global_qual
+    if isinstance(t, FloatType):
+        if t.kind == FloatKind.F32 and kind in (RMWOp.FADD, RMWOp.ADD):
+            return f"{ctx.helper('tb_atomic_add_f32')}((volatile {g}float *)({p}), {v})"
+        if t.kind == FloatKind.F32 and kind == RMWOp.XCHG:
+            return f"atomic_xchg((volatile {g}float *)({p}), {v})"
+        if t.kind == FloatKind.F64 and kind in (RMWOp.FADD, RMWOp.ADD):
+            _require_int64_atomics(ctx, False, op, "fp64")
+            return f"{ctx.helper('tb_atomic_add_f64')}((volatile {g}double *)({p}), {v})"
+        if t.kind == FloatKind.F64 and kind == RMWOp.XCHG:
+            _require_int64_atomics(ctx, False, op, "fp64")
+            return f"as_double(atom_xchg((volatile {g}ulong *)({p}), as_ulong({v})))"
+        raise ctx.unsupported(f"atomic {kind.value} on {CT.DTYPE_NAMES.get(t.kind, str(t))}", op)
+    if not isinstance(t, IntType) or t.width not in (32, 64) or kind == RMWOp.FADD:
+        raise ctx.unsupported(f"atomic {kind.value} on {t}", op)
+    unsigned = kind in (RMWOp.UMAX, RMWOp.UMIN)
+    T = CT.ctype(t)
+    PT = CT.uctype(t) if unsigned else T
+    if t.width == 64:
+        _require_int64_atomics(ctx, kind not in _INT64_BASE, op, "i64")
+        fn = _INT64_FN[kind]
+    else:
+        fn = _INT32_FN[kind]
+    return f"(({T}){fn}((volatile {g}{PT} *)({p}), ({PT})({v})))"
+
+
+def _cas_expr(ctx: RenderContext, op: O.AtomicCAS, t: Type, p: str, c: str, v: str) -> str:
+    g = ctx.lang.global_qual
+    if isinstance(t, IntType) and t.width == 32:
+        return f"atomic_cmpxchg((volatile {g}int *)({p}), {c}, {v})"
+    if isinstance(t, IntType) and t.width == 64:
+        _require_int64_atomics(ctx, False, op, "i64")
+        return f"atom_cmpxchg((volatile {g}long *)({p}), {c}, {v})"
+    if isinstance(t, FloatType) and t.kind == FloatKind.F32:
+        return f"as_float(atomic_cmpxchg((volatile {g}uint *)({p}), as_uint({c}), as_uint({v})))"
+    if isinstance(t, FloatType) and t.kind == FloatKind.F64:
+        _require_int64_atomics(ctx, False, op, "fp64")
+        return f"as_double(atom_cmpxchg((volatile {g}ulong *)({p}), as_ulong({c}), as_ulong({v})))"
+    raise ctx.unsupported(f"atomic_cas on {t}", op)
+
+
+def _fenced(ctx: RenderContext, sem: MemSemantic, stmt: str) -> str:
+    before = sem in (MemSemantic.RELEASE, MemSemantic.ACQUIRE_RELEASE)
+    after = sem in (MemSemantic.ACQUIRE, MemSemantic.ACQUIRE_RELEASE)
+    fence = ctx.lang.global_fence
+    return f"{fence + ' ' if before else ''}{stmt}{' ' + fence if after else ''}"
+
+
+def _render_atomic(ctx: RenderContext, op: Op, sem: MemSemantic, ptr: Value, mask: Value | None,
+                   expr: Callable[[Idx, Type], str]) -> None:
+    """Run `expr(idx)` once per element (by its owner), with fences; the old values become the op's result."""
+    t = pointee(ctx, ptr, op)
+    res = op.result
+    ctype = ctx.ctype(res)
+    m = ctx.get(mask) if mask is not None else None
+
+    def cond(idx: Idx) -> str:
+        return "" if m is None else f"{ctx.element(m, idx)}"
+
+    if not res.type.is_tensor:
+        off = ctx.alloc(8)
+        arr = ctx.local_array(ctype, off)
+        name = ctx.name_for(res)
+        c = cond(Idx((), lin="0u"))
+        stmt = f"{arr}[0] = {expr(Idx((), lin='0u'), t)};"
+        guarded = f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {arr}[0] = {zero_of(ctype)}; }}" if c else \
+            _fenced(ctx, sem, stmt)
+        ctx.barrier()
+        ctx.emit(f"if (lid == 0u) {{ {guarded} }}")
+        ctx.barrier()
+        ctx.emit(f"{ctype} {name} = {arr}[0];")
+        ctx.scratch_top = off
+        ctx.define(res, name)
+        return
+    shape = res.type.shape
+    n = Tile(shape, ctype).numel
+    out = ctx.declare_tile(shape, ctype, ctx.name_for(res, "t"))
+    own = f"lid < {n}u" if n < ctx.L else ""
+
+    def body(idx: Idx) -> str:
+        c = " && ".join(x for x in (own, cond(idx)) if x)
+        stmt = f"{out.reg}[{idx.slot}] = {expr(idx, t)};"
+        if not c:
+            return _fenced(ctx, sem, stmt)
+        return f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {out.reg}[{idx.slot}] = {zero_of(ctype)}; }}"
+
+    ctx.tile_loop(shape, lambda idx: ctx.emit(body(idx)))
+    if n < ctx.L and res.uses:  # work-items holding duplicates take the owner's old value
+        off = ctx.alloc(n * CT.size_of(ctype))
+        arr = ctx.local_array(ctype, off)
+        ctx.barrier()
+        ctx.emit(f"if (lid < {n}u) {arr}[lid] = {out.reg}[0];")
+        ctx.barrier()
+        ctx.emit(f"{out.reg}[0] = {arr}[lid & {n - 1}u];")
+        ctx.scratch_top = off
+    ctx.define(res, out)
+
+
+@OPENCL_RULES.register(O.AtomicRMW)
+def render_atomic_rmw(ctx: RenderContext, op: O.AtomicRMW) -> None:
+    ptr, val = ctx.get(op.ptr), ctx.get(op.val)
+    _render_atomic(ctx, op, op.sem, op.ptr, op.mask,
+                   lambda idx, t: _rmw_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(val, idx)))
+
+
+@OPENCL_RULES.register(O.AtomicCAS)
+def render_atomic_cas(ctx: RenderContext, op: O.AtomicCAS) -> None:
+    ptr, cmp, val = (ctx.get(v) for v in op.operands[:3])
+    _render_atomic(ctx, op, op.sem, op.operands[0], None,
+                   lambda idx, t: _cas_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(cmp, idx),
+                                            ctx.element(val, idx)))

@@ -1,0 +1,335 @@
+"""pyopencl runtime: device discovery and selection, descriptors, program build/load, memory for torch tensors.
+
+Imported only when a device is needed (never while `import triton` runs). Device selection, in order:
+`TRITON_OPENCL_DEVICE` (`P:D` platform/device indices as in PYOPENCL_CTX, a single device index across all
+platforms, or a case-insensitive substring of "platform device"), then `PYOPENCL_CTX`, then the first GPU, then the
+first device.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from triton_backend_sdk.descriptor import ALL_DTYPES, TargetDescriptor
+from triton_backend_sdk.errors import SDKError, ToolError
+
+NAME = "opencl"
+BUILD_OPTIONS = ("-cl-std=CL1.2",)
+CONTAINER_MAGIC = b"TBSCLBIN1\n"
+
+
+class DeviceError(SDKError, RuntimeError):
+    """No usable OpenCL device (pyopencl missing, no ICD, no matching device)."""
+
+
+def cl() -> Any:
+    try:
+        import pyopencl
+    except ImportError as e:
+        raise DeviceError("the opencl backend needs pyopencl: pip install 'triton-backend-sdk[opencl]' and an "
+                          "OpenCL driver (e.g. apt-get install pocl-opencl-icd)") from e
+    return pyopencl
+
+
+@functools.cache
+def all_devices() -> tuple[Any, ...]:
+    pyopencl = cl()
+    try:
+        platforms = pyopencl.get_platforms()
+    except pyopencl.LogicError as e:  # no ICD installed
+        raise DeviceError(f"no OpenCL platform found ({e}); install an OpenCL driver (e.g. pocl-opencl-icd)") from e
+    return tuple(d for p in platforms for d in p.get_devices())
+
+
+def _label(dev: Any) -> str:
+    return f"{dev.platform.name} {dev.name}".strip()
+
+
+def _pick(spec: str, devices: tuple[Any, ...]) -> Any:
+    if re.fullmatch(r"\d+:\d+", spec):
+        pi, di = (int(x) for x in spec.split(":"))
+        platforms = cl().get_platforms()
+        if pi >= len(platforms) or di >= len(platforms[pi].get_devices()):
+            raise DeviceError(f"no OpenCL device {spec!r}; {listing()}")
+        return platforms[pi].get_devices()[di]
+    if re.fullmatch(r"\d+", spec):
+        if int(spec) >= len(devices):
+            raise DeviceError(f"no OpenCL device {spec!r}; {listing()}")
+        return devices[int(spec)]
+    for d in devices:
+        if spec.lower() in _label(d).lower():
+            return d
+    raise DeviceError(f"no OpenCL device matches {spec!r}; {listing()}")
+
+
+def listing() -> str:
+    return "devices: " + "; ".join(f"{i}: {_label(d)}" for i, d in enumerate(all_devices()))
+
+
+@functools.cache
+def selected_device() -> Any:
+    devices = all_devices()
+    if not devices:
+        raise DeviceError("no OpenCL device found")
+    for var in ("TRITON_OPENCL_DEVICE", "PYOPENCL_CTX"):
+        spec = os.environ.get(var, "").strip()
+        if spec:
+            return _pick(spec, devices)
+    gpus = [d for d in devices if d.type & cl().device_type.GPU]
+    return (gpus or list(devices))[0]
+
+
+def arch_of(dev: Any) -> str:
+    """The device's identity in Triton's cache key and `GPUTarget.arch`: model, platform and driver version."""
+    return f"{dev.name.strip()} | {dev.platform.name.strip()} | {dev.driver_version.strip()}"
+
+
+def device_for_arch(arch: str | None) -> Any:
+    if arch is None:
+        return selected_device()
+    sel = selected_device()
+    if arch_of(sel) == arch:
+        return sel
+    for d in all_devices():
+        if arch_of(d) == arch:
+            return d
+    raise DeviceError(f"no OpenCL device with arch {arch!r} on this machine (OpenCL compiles for a present device); "
+                      f"{listing()}")
+
+
+def _warp_size(dev: Any) -> int:
+    """The subgroup width the execution model assumes: NVIDIA's warp, AMD's wavefront, else 32."""
+    pyopencl = cl()
+    if "cl_nv_device_attribute_query" in dev.extensions:
+        try:
+            return int(dev.get_info(0x4003))  # CL_DEVICE_WARP_SIZE_NV
+        except pyopencl.Error:
+            return 32
+    if dev.type & pyopencl.device_type.GPU and "AMD" in dev.vendor.upper():
+        return 64
+    return 32
+
+
+def features_of(dev: Any) -> tuple[str, ...]:
+    pyopencl = cl()
+    feats = set(dev.extensions.split())
+    if dev.host_unified_memory:
+        feats.add("host_unified_memory")
+    if dev.single_fp_config & pyopencl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
+        feats.add("correctly_rounded_divide_sqrt")
+    return tuple(sorted(feats))
+
+
+@functools.cache
+def describe(arch: str | None = None) -> TargetDescriptor:
+    dev = device_for_arch(arch)
+    feats = features_of(dev)
+    dtypes = {d for d in ALL_DTYPES if not d.startswith("fp8")}
+    if "cl_khr_fp64" not in feats:
+        dtypes.discard("fp64")
+    return TargetDescriptor(
+        name=NAME, arch=arch_of(dev), warp_size=_warp_size(dev), max_threads_per_program=dev.max_work_group_size,
+        shared_memory_bytes=dev.local_mem_size, local_memory_bytes=dev.local_mem_size,
+        vector_width_bits=max(128, 32 * dev.preferred_vector_width_float), num_compute_units=dev.max_compute_units,
+        supported_dtypes=frozenset(dtypes), features=feats)
+
+
+# ---- programs ------------------------------------------------------------------------------------------------------
+
+def build_options(features: tuple[str, ...] | frozenset[str]) -> list[str]:
+    opts = list(BUILD_OPTIONS)
+    if "correctly_rounded_divide_sqrt" in features:
+        opts.append("-cl-fp32-correctly-rounded-divide-sqrt")  # IEEE division and sqrt, as torch computes them
+    return opts
+
+
+def source_excerpt(source: str, log: str, context: int = 4) -> str:
+    """The generated source around each line the compiler log complains about, with line numbers."""
+    lines = source.splitlines()
+    wanted = sorted({int(m) for m in re.findall(r":(\d+):\d+:\s*(?:fatal )?error", log)})[:3]
+    out = []
+    for n in wanted:
+        lo, hi = max(1, n - context), min(len(lines), n + context)
+        out.append("\n".join(f"{'>>' if i == n else '  '} {i:5d} | {lines[i - 1]}" for i in range(lo, hi + 1)))
+    return "\n  ...\n".join(out)
+
+
+def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
+    pyopencl = cl()
+    rt = runtime_for(dev)
+    prg = pyopencl.Program(rt.context, source)
+    try:
+        prg.build(options=options, devices=[dev])
+    except pyopencl.Error as e:
+        log = _build_log(prg, dev) or str(e)
+        excerpt = source_excerpt(source, log)
+        raise ToolError(f"[opencl] the OpenCL compiler of {_label(dev)!r} rejected kernel {name!r} "
+                        f"(options {' '.join(options)}):\n{log.strip()}\n--- generated source around the error ---\n"
+                        f"{excerpt or '(no line numbers in the log)'}\n  repro: set TRITON_SDK_DUMP_DIR=<dir> and "
+                        f"rerun; the OpenCL C is <dir>/{name}/*.cl") from None
+    return prg
+
+
+def _build_log(prg: Any, dev: Any) -> str:
+    try:
+        return prg.get_build_info(dev, cl().program_build_info.LOG)
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def build_container(arch: str, source: str, name: str, local_size: int) -> bytes:
+    """Compile `source` for the device of `arch`; the container holds the device binary and, to rebuild from when a
+    driver no longer accepts that binary, the source and options."""
+    dev = device_for_arch(arch)
+    options = build_options(features_of(dev))
+    prg = build_program(dev, source, name, options)
+    binary = prg.binaries[0] if prg.binaries else b""
+    header = json.dumps({"name": name, "arch": arch, "options": options, "local_size": local_size,
+                         "binary": len(binary),
+                         "source": len(source.encode())}).encode()
+    return CONTAINER_MAGIC + len(header).to_bytes(4, "little") + header + binary + source.encode()
+
+
+def parse_container(blob: bytes) -> tuple[dict, bytes, str]:
+    if not blob.startswith(CONTAINER_MAGIC):
+        raise ToolError("[opencl] not an opencl kernel binary (bad magic)")
+    pos = len(CONTAINER_MAGIC)
+    n = int.from_bytes(blob[pos:pos + 4], "little")
+    header = json.loads(blob[pos + 4:pos + 4 + n])
+    pos += 4 + n
+    binary = blob[pos:pos + header["binary"]]
+    source = blob[pos + header["binary"]:].decode()
+    return header, binary, source
+
+
+@dataclass
+class LoadedKernel:
+    program: Any
+    kernel: Any
+    name: str
+    device: Any
+    lock: threading.Lock
+    max_group_size: int
+    local_size: int
+
+
+def load_kernel(blob: bytes) -> LoadedKernel:
+    """A runnable kernel from a container: the device binary if the driver takes it, else a rebuild from source."""
+    pyopencl = cl()
+    header, binary, source = parse_container(blob)
+    local_size = int(header["local_size"])
+    dev = selected_device()
+    rt = runtime_for(dev)
+    key = hashlib.sha256(blob).hexdigest()
+    cached = rt.programs.get(key)
+    if cached is None:
+        prg = None
+        if binary and header.get("arch") == arch_of(dev):
+            try:
+                prg = pyopencl.Program(rt.context, [dev], [binary]).build(options=header["options"])
+            except pyopencl.Error:
+                prg = None
+        if prg is None:
+            prg = build_program(dev, source, header["name"], build_options(features_of(dev)))
+        cached = rt.programs[key] = prg
+    kernel = pyopencl.Kernel(cached, header["name"])
+    wg = kernel.get_work_group_info(pyopencl.kernel_work_group_info.WORK_GROUP_SIZE, dev)
+    if local_size > wg:
+        raise ToolError(f"[opencl] kernel {header['name']!r} needs work-groups of {local_size} work-items but "
+                        f"{_label(dev)!r} can run it with at most {wg} (too many registers); lower num_warps or the "
+                        f"block sizes")
+    return LoadedKernel(cached, kernel, header["name"], dev, threading.Lock(), wg, local_size)
+
+
+# ---- per-device state: context, queue, memory --------------------------------------------------------------------
+
+class DeviceRuntime:
+    """Context and queue of one device, its loaded programs, and how torch CPU memory reaches it.
+
+    Zero-copy (a buffer over the tensor's own memory, `CL_MEM_USE_HOST_PTR`) is used when a probe shows the device
+    reads and writes host memory in place (PoCL's CPU device); otherwise tensors are copied into pooled device
+    buffers before a launch and the written ones copied back after it.
+    """
+
+    def __init__(self, dev: Any) -> None:
+        pyopencl = cl()
+        self.device = dev
+        self.context = pyopencl.Context([dev])
+        self.queue = pyopencl.CommandQueue(
+            self.context, dev, properties=pyopencl.command_queue_properties.PROFILING_ENABLE)
+        #: the last kernel launch's event (device timing for benchmarks: `event.profile.end - .start` in ns)
+        self.last_event: Any = None
+        self.programs: dict[str, Any] = {}
+        self.zero_copy = bool(dev.host_unified_memory) and self._probe_zero_copy()
+        self._host_buffers: dict[tuple[int, int], Any] = {}
+        self._pool: dict[int, list[Any]] = {}
+        self.lock = threading.Lock()
+
+    def _probe_zero_copy(self) -> bool:
+        """Whether a USE_HOST_PTR buffer aliases host memory in both directions, also after later host writes."""
+        import numpy as np
+
+        pyopencl = cl()
+        try:
+            host = np.arange(64, dtype=np.int32)
+            mf = pyopencl.mem_flags
+            buf = pyopencl.Buffer(self.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=host)
+            prg = pyopencl.Program(self.context, "__kernel void k(__global int *p) { p[get_global_id(0)] += 1; }")
+            prg.build()
+            knl = pyopencl.Kernel(prg, "k")
+            knl.set_args(buf)
+            host[:] = 100  # written after the buffer was made: the device must see it
+            pyopencl.enqueue_nd_range_kernel(self.queue, knl, (64,), None).wait()
+            self.queue.finish()
+            return bool((host == 101).all())
+        except pyopencl.Error:
+            return False
+
+    # zero-copy -----------------------------------------------------------------------------------------------------
+    def host_buffer(self, base: int, nbytes: int) -> Any:
+        key = (base, nbytes)
+        buf = self._host_buffers.get(key)
+        if buf is None:
+            import ctypes
+
+            pyopencl = cl()
+            mem = (ctypes.c_char * nbytes).from_address(base)
+            mf = pyopencl.mem_flags
+            buf = pyopencl.Buffer(self.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=mem)
+            if len(self._host_buffers) >= 256:
+                self._host_buffers.pop(next(iter(self._host_buffers)))
+            self._host_buffers[key] = buf
+        return buf
+
+    # copy mode -----------------------------------------------------------------------------------------------------
+    def acquire(self, nbytes: int) -> Any:
+        size = max(256, 1 << (nbytes - 1).bit_length())
+        free = self._pool.get(size)
+        if free:
+            return free.pop()
+        return cl().Buffer(self.context, cl().mem_flags.READ_WRITE, size)
+
+    def release(self, buf: Any) -> None:
+        self._pool.setdefault(buf.size, []).append(buf)
+
+
+_RUNTIMES: dict[int, DeviceRuntime] = {}
+_RT_LOCK = threading.Lock()
+
+
+def runtime_for(dev: Any) -> DeviceRuntime:
+    key = dev.int_ptr
+    rt = _RUNTIMES.get(key)
+    if rt is None:
+        with _RT_LOCK:
+            rt = _RUNTIMES.get(key)
+            if rt is None:
+                rt = _RUNTIMES[key] = DeviceRuntime(dev)
+    return rt
