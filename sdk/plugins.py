@@ -90,10 +90,16 @@ class Active:
 _ACTIVE: dict[str, Active] = {}
 _generation = 0
 _loaded_external = False
+_lock = threading.RLock()
 
 
 def activate(plugin: Plugin, source: str = "python") -> Active:
     """Check `plugin` against this SDK, load its native libraries, inject its passes; later compiles see it."""
+    with _lock:
+        return _activate(plugin, source)
+
+
+def _activate(plugin: Plugin, source: str) -> Active:
     check_api("plugin", plugin.name, plugin.version, plugin.api)
     if plugin.name in _ACTIVE:
         other = _ACTIVE[plugin.name]
@@ -120,12 +126,13 @@ def activate(plugin: Plugin, source: str = "python") -> Active:
 
 def deactivate(name: str) -> None:
     """Remove plugin `name`'s passes and symbols from later compiles (loaded libraries stay mapped)."""
-    active = _ACTIVE.pop(name, None)
-    if active is None:
-        raise PluginError(f"no active plugin named {name!r}; active: {sorted(_ACTIVE)}")
-    for inj in active.injections:
-        remove_injection(inj)
-    invalidate()
+    with _lock:
+        active = _ACTIVE.pop(name, None)
+        if active is None:
+            raise PluginError(f"no active plugin named {name!r}; active: {sorted(_ACTIVE)}")
+        for inj in active.injections:
+            remove_injection(inj)
+        invalidate()
 
 
 def active_plugins() -> list[Active]:
@@ -157,7 +164,6 @@ def native_symbols() -> dict[str, int]:
 
 # ---- external sources: entry points and TRITON_PLUGIN_PATHS ------------------------------------------------------
 
-_lock = threading.RLock()
 _env_injected: set[str] = set()
 #: set while ensure_loaded runs: nothing was compiled by an SDK backend yet, so Triton's caches need not be dropped
 _quiet = False
