@@ -349,7 +349,7 @@ def describe_all() -> list[dict[str, Any]]:
         except Exception as e:  # noqa: BLE001 - listing must survive a broken backend and say so
             cls, row["error"] = None, repr(e)
         if cls is not None:
-            row["version"] = getattr(cls, "version", "?")
+            row["version"] = str(getattr(cls, "version", row["version"]))
             api = getattr(cls, "sdk_api", None)
             row["api"] = f"{api[0]}-{api[1]}" if api else "not an SDK backend"
         rows.append(row)
@@ -364,6 +364,11 @@ def describe_all() -> list[dict[str, Any]]:
             row["error"] = str(e)
         rows.append(row)
     for path in triton_plugin_paths():
-        rows.append({"kind": "triton-plugin", "name": os.path.basename(path), "source": "TRITON_PLUGIN_PATHS",
-                     "version": "-", "api": "Triton plugin API", "path": path})
+        row = {"kind": "triton-plugin", "name": os.path.basename(path), "source": "TRITON_PLUGIN_PATHS",
+               "version": "-", "api": "Triton plugin API", "path": path}
+        try:
+            row["passes"] = [f"{TTIR_END} {p}" for p in triton_library_passes(path)]
+        except PluginError as e:
+            row["error"] = str(e)
+        rows.append(row)
     return rows

@@ -419,3 +419,12 @@ def test_triton_plugin_paths_environment_variable(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert "NAME foo" in r.stdout
     assert "tt.func public @foo(" in (tmp_path / "dump" / "foo" / "00-ttir.ttir").read_text()
+
+
+@needs_triton_plugin
+def test_plugins_cli_lists_triton_plugin_paths(monkeypatch, capsys):
+    monkeypatch.setenv("TRITON_PLUGIN_PATHS", os.pathsep.join([TRITON_TEST_PLUGIN, "/nonexistent/libnope.so"]))
+    assert cli.main(["plugins"]) == 1, "a missing library is an error"
+    out = capsys.readouterr().out
+    assert "libTritonPluginsTestLib.so" in out and "after-pass:ttir.end add_plugin" in out
+    assert "ERROR: Triton plugin library '/nonexistent/libnope.so': no such file" in out
