@@ -14,9 +14,10 @@ from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateNan
 
+from . import vmath
 from .context import LoweringContext, Tile
 from .rules import RULES
-from .types import BF16, F16, F32, F64, bit_width, llvm_type
+from .types import BF16, F16, F32, F64, I32, bit_width, llvm_type
 
 Scalar = Callable[..., ir.Value]
 
@@ -181,7 +182,7 @@ def _rsqrt(ctx: LoweringContext, a: ir.Value) -> ir.Value:
 
 _FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
     O.NegF: lambda ctx, a: ctx.b.fneg(a),
-    O.Exp: _intr("llvm.exp"), O.Exp2: _intr("llvm.exp2"), O.Log: _intr("llvm.log"), O.Log2: _intr("llvm.log2"),
+    O.Exp: vmath.exp, O.Exp2: vmath.exp2, O.Log: _intr("llvm.log"), O.Log2: _intr("llvm.log2"),
     O.Log10: _intr("llvm.log10"), O.Sin: _intr("llvm.sin"), O.Cos: _intr("llvm.cos"), O.Sqrt: _intr("llvm.sqrt"),
     O.PreciseSqrt: _intr("llvm.sqrt"), O.AbsF: _intr("llvm.fabs"), O.Floor: _intr("llvm.floor"),
     O.Ceil: _intr("llvm.ceil"), O.Trunc: _intr("llvm.trunc"), O.Round: _intr("llvm.round"),
@@ -215,7 +216,16 @@ def lower_int_unary(ctx: LoweringContext, op: O.Op) -> None:
 
 @RULES.register(O.Fma)
 def lower_fma(ctx: LoweringContext, op: O.Op) -> None:
-    lift(ctx, op, lambda a, c, d: call_intrinsic(ctx, "llvm.fma", [a, c, d]))
+    """Half types fuse in f64, where their product and sum are exact, so the one rounding is the final one."""
+
+    def fma(a: ir.Value, c: ir.Value, d: ir.Value) -> ir.Value:
+        if a.type in (F16, BF16):
+            ty = a.type
+            r = call_intrinsic(ctx, "llvm.fma", [ctx.b.fpext(v, F64) for v in (a, c, d)])
+            return _float_resize(ctx, r, ty)
+        return call_intrinsic(ctx, "llvm.fma", [a, c, d])
+
+    lift(ctx, op, fma)
 
 
 # ---- comparisons and select ----------------------------------------------------------------------------------------
@@ -285,7 +295,23 @@ def _float_resize(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
         if bit_width(a.type) == bit_width(to):
             return ctx.b.fptrunc(ctx.b.fpext(a, F32), to)
         return ctx.b.fpext(a, to)
+    if a.type == F64 and to in (F16, BF16):
+        return ctx.b.fptrunc(_f64_to_f32_round_to_odd(ctx, a), to)
     return ctx.b.fptrunc(a, to)
+
+
+def _f64_to_f32_round_to_odd(ctx: LoweringContext, a: ir.Value) -> ir.Value:
+    """f64 → f32 rounded to odd, after which f32 → f16/bf16 rounds exactly as f64 → f16/bf16 would (f32 keeps
+    more than two extra bits). Done inline because LLVM would call compiler-rt's `__truncdfhf2`, absent here."""
+    b = ctx.b
+    r = b.fptrunc(a, F32)
+    back = b.fpext(r, F64)
+    fabs = lambda v: call_intrinsic(ctx, "llvm.fabs", [v])
+    bits = b.bitcast(r, I32)
+    toward_zero = b.select(b.fcmp_ordered(">", fabs(back), fabs(a)), b.sub(bits, ir.Constant(I32, 1)), bits)
+    inexact = b.fcmp_ordered("!=", back, a)
+    odd = b.select(inexact, b.or_(toward_zero, ir.Constant(I32, 1)), toward_zero)
+    return b.bitcast(odd, F32)
 
 
 def _fp_to_int(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> ir.Value:

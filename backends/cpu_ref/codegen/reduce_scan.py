@@ -13,6 +13,7 @@ from llvmlite import ir
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Block
 
+from . import vreduce
 from .context import LoweringContext, Tile
 from .rules import RULES
 from .types import I64, llvm_type
@@ -79,27 +80,39 @@ def lower_reduce(ctx: LoweringContext, op: O.Reduce) -> None:
             ctx.define(res, o)
         return
 
-    lanes = min(LANES, n)
+    vplan = vreduce.plan(ctx, srcs[0], block) if len(srcs) == 1 else None
+    lanes = min(LANES, n) if vplan is None else vplan[1]
     while n % lanes:
         lanes //= 2
     outs = [ctx.new_buffer_tile(out_shape, t, "red") for t in etys] if out_shape else []
     accs = _slots(ctx, etys, lanes)
 
     def reduce_row(idx: list[ir.Value]) -> list[ir.Value]:
+        if vplan is not None:
+            vreduce.reduce_row(ctx, srcs[0], idx, *vplan[:1], vplan[1], vplan[2], accs[0])
+            return fold(lanes)
         at = lambda k: idx + [k]
         for j in range(lanes):
             _write(ctx, accs, c64(j), [s.element(ctx.b, at(c64(j))) for s in srcs])
 
         def chunk(k: ir.Value) -> None:
+            # a real loop over the lanes (not unrolled here): LLVM's loop vectorizer turns it into one vector
+            # combine per chunk, where straight-line code per lane is left scalar
             base = ctx.b.mul(k, c64(lanes))
-            for j in range(lanes):
-                kk = ctx.b.add(base, c64(j))
-                new = combine(ctx, block, _read(ctx, accs, c64(j)), [s.element(ctx.b, at(kk)) for s in srcs])
-                _write(ctx, accs, c64(j), new)
+
+            def lane(j: ir.Value) -> None:
+                kk = ctx.b.add(base, j)
+                new = combine(ctx, block, _read(ctx, accs, j), [s.element(ctx.b, at(kk)) for s in srcs])
+                _write(ctx, accs, j, new)
+
+            ctx.counted_loop(c64(lanes), lane, known_nonzero=True)
 
         if n > lanes:
             ctx.counted_loop(c64(n // lanes), chunk, known_nonzero=True, start=c64(1))
-        width = lanes
+        return fold(lanes)
+
+    def fold(width: int) -> list[ir.Value]:
+        """Pairwise fold of the accumulator lanes with the combine region."""
         while width > 1:
             width //= 2
             for j in range(width):

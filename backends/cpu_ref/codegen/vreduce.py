@@ -1,0 +1,131 @@
+"""Explicitly vectorized innermost-axis reductions for the common combine functions (sum, max, min, ...).
+
+LLVM fully unrolls a short per-lane loop before its loop vectorizer sees it, and its SLP vectorizer leaves a chain of
+`maxnum`s scalar, so `tl.max`/`tl.sum` over a row would run one element per instruction. When the combine region is a
+single elementwise op of its two arguments and the row is in memory, the row is instead folded with A independent
+V-wide vector accumulators (V from the target's vector width), which are then folded lane by lane with the region's
+own scalar code. Like the GPU's tree reduction this reassociates, which Triton's reduce contract allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Block
+
+from .context import LoweringContext, Tile, linear_index
+from .types import F32, F64, I1, I64, bit_width, is_float_type
+
+VecOp = Callable[[LoweringContext, ir.Value, ir.Value], ir.Value]
+
+
+def _intrinsic(name: str) -> VecOp:
+    def f(ctx: LoweringContext, x: ir.Value, y: ir.Value) -> ir.Value:
+        ty = x.type
+        elem = ty.element
+        suffix = {F32: "f32", F64: "f64"}.get(elem) or f"i{elem.width}"
+        fn = ctx.intrinsic(f"{name}.v{ty.count}{suffix}", ty, [ty, ty])
+        return ctx.b.call(fn, [x, y])
+
+    return f
+
+
+_VECTOR_OPS: dict[type, VecOp] = {
+    O.AddF: lambda ctx, x, y: ctx.b.fadd(x, y),
+    O.MulF: lambda ctx, x, y: ctx.b.fmul(x, y),
+    O.MaxNumF: _intrinsic("llvm.maxnum"),
+    O.MinNumF: _intrinsic("llvm.minnum"),
+    O.MaximumF: _intrinsic("llvm.maximum"),
+    O.MinimumF: _intrinsic("llvm.minimum"),
+    O.AddI: lambda ctx, x, y: ctx.b.add(x, y),
+    O.MulI: lambda ctx, x, y: ctx.b.mul(x, y),
+    O.MaxSI: _intrinsic("llvm.smax"),
+    O.MinSI: _intrinsic("llvm.smin"),
+    O.MaxUI: _intrinsic("llvm.umax"),
+    O.MinUI: _intrinsic("llvm.umin"),
+    O.AndI: lambda ctx, x, y: ctx.b.and_(x, y),
+    O.OrI: lambda ctx, x, y: ctx.b.or_(x, y),
+    O.XOrI: lambda ctx, x, y: ctx.b.xor(x, y),
+}
+
+
+def simple_combine(block: Block) -> VecOp | None:
+    """The vector op for a combine region that is exactly `return op(a, b)` (either argument order)."""
+    if len(block.args) != 2 or len(block.ops) != 2:
+        return None
+    op, ret = block.ops
+    fn = _VECTOR_OPS.get(type(op))
+    if fn is None or len(ret.operands) != 1 or ret.operands[0] is not op.result:
+        return None
+    if {id(v) for v in op.operands} != {id(a) for a in block.args}:
+        return None
+    return fn
+
+
+def _vector_bits(ctx: LoweringContext) -> int:
+    bits = getattr(ctx, "vector_bits", None)
+    if bits:
+        return int(bits)
+    from ..compiler import host_descriptor
+
+    return host_descriptor().vector_width_bits
+
+
+def plan(ctx: LoweringContext, src: Tile, block: Block) -> tuple[VecOp, int, int] | None:
+    """(vector op, V, A) if this row reduction can be vectorized, else None."""
+    fn = simple_combine(block)
+    if fn is None or src.buf is None or src.ety == I1:
+        return None
+    if not (is_float_type(src.ety) and src.ety in (F32, F64)) and not isinstance(src.ety, ir.IntType):
+        return None
+    n = src.shape[-1]
+    v = _vector_bits(ctx) // bit_width(src.ety)
+    if v < 2 or n % v:
+        return None
+    a = 1
+    while a < 4 and n % (v * a * 2) == 0:
+        a *= 2
+    return fn, v, a
+
+
+def reduce_row(ctx: LoweringContext, src: Tile, idx: list[ir.Value], fn: VecOp, v: int, a: int,
+               lanes: Tile) -> None:
+    """Fold row `idx` of `src` into `lanes` (a [V] buffer of the element type): A accumulators of V lanes each."""
+    b = ctx.b
+    n = src.shape[-1]
+    vty = ir.VectorType(src.ety, v)
+    c64 = lambda x: ir.Constant(I64, x)
+    row = b.gep(src.buf, [linear_index(b, src.shape, idx + [c64(0)])], source_etype=src.ety)
+
+    def load(off: ir.Value) -> ir.Value:
+        return ctx.b.load(ctx.b.gep(row, [off], source_etype=src.ety), typ=vty, align=4)
+
+    init = [load(c64(q * v)) for q in range(a)]
+    steps = n // (v * a)
+    if steps > 1:
+        pre = b.block
+        loop = b.append_basic_block("vred")
+        done = b.append_basic_block("vred.done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        k = b.phi(I64)
+        k.add_incoming(c64(1), pre)
+        accs = []
+        for q in range(a):
+            phi = b.phi(vty)
+            phi.add_incoming(init[q], pre)
+            accs.append(phi)
+        base = b.mul(k, c64(v * a))
+        new = [fn(ctx, accs[q], load(b.add(base, c64(q * v)))) for q in range(a)]
+        for q in range(a):
+            accs[q].add_incoming(new[q], loop)
+        nxt = b.add(k, c64(1))
+        k.add_incoming(nxt, loop)
+        b.cbranch(b.icmp_signed("<", nxt, c64(steps)), loop, done)
+        b.position_at_end(done)
+        init = new
+    while len(init) > 1:
+        init = [fn(ctx, init[i], init[i + len(init) // 2]) for i in range(len(init) // 2)]
+    b.store(init[0], b.gep(lanes.buf, [c64(0)], source_etype=src.ety), align=4)
