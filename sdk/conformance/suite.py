@@ -95,10 +95,18 @@ def run_case(case: Case, dtype: str, shape: tuple[int, ...], seed: int = 0) -> C
 def run_interpreted(case: Case, dtype: str, shape: tuple[int, ...], seed: int = 0) -> list[torch.Tensor]:
     """The outputs of the same inputs run through Triton's interpreter (CPU tensors, numpy semantics)."""
     from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
 
     launch = make_launch(case, dtype, shape, seed)
     options = {k: v for k, v in launch.options.items() if k != "debug"}
-    InterpretedFunction(case.kernel.fn)[launch.grid](*launch.args, **launch.constexprs, **options)
+    # helpers the kernel calls must run interpreted too (as under TRITON_INTERPRET=1): swap them in its globals
+    g = case.kernel.fn.__globals__
+    helpers = {k: v for k, v in g.items() if isinstance(v, JITFunction) and v is not case.kernel}
+    try:
+        g.update({k: InterpretedFunction(v.fn) for k, v in helpers.items()})
+        InterpretedFunction(case.kernel.fn)[launch.grid](*launch.args, **launch.constexprs, **options)
+    finally:
+        g.update(helpers)
     return [launch.args[i] for i in launch.outputs]
 
 
