@@ -392,11 +392,31 @@ _LIBDEVICE = {
 }
 
 
+#: libdevice functions that are not a same-named built-in: C templates over the arguments, `{T}` the result type
+_LIBDEVICE_SPECIAL = {
+    "isnanf": "(({T})isnan({0}))", "isnand": "(({T})isnan({0}))", "isinff": "(({T})isinf({0}))",
+    "isinfd": "(({T})isinf({0}))", "signbitf": "(({T})signbit({0}))", "signbitd": "(({T})signbit({0}))",
+    "isfinited": "(({T})isfinite({0}))", "finitef": "(({T})isfinite({0}))",
+    "frcp_rn": "(1.0f / {0})", "drcp_rn": "(1.0 / {0})",
+    "float2int_rz": "convert_int_sat_rtz({0})", "double2int_rz": "convert_int_sat_rtz({0})",
+    "float2ll_rz": "convert_long_sat_rtz({0})", "double2ll_rz": "convert_long_sat_rtz({0})",
+    "float_as_int": "as_int({0})", "int_as_float": "as_float({0})",
+    "double_as_longlong": "as_long({0})", "longlong_as_double": "as_double({0})",
+}
+
+
 @RULES.register(O.ExternElementwise)
 def render_extern(ctx: RenderContext, op: O.ExternElementwise) -> None:
     sym = op.symbol
-    base = sym.removeprefix("__nv_")
+    base = sym[5:] if sym.startswith("__nv_") else sym
     t = op.result.type
+    special = _LIBDEVICE_SPECIAL.get(base)
+    if special is not None:
+        T = ctx.ctype(op.result)
+        for v in op.operands:
+            ctx.ctype(v)
+        lift(ctx, op, lambda *a: special.format(*a, T=T))
+        return
     if isinstance(t.element, FloatType) and not CT.is_f64(t) and base.endswith("f") and base[:-1] in _LIBDEVICE:
         base = base[:-1]
     if base == "erfinv" or base not in _LIBDEVICE or not isinstance(t.element, FloatType):
