@@ -97,6 +97,24 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     return 1 if any(r.get("error") for r in rows) else 0
 
 
+def _cmd_conformance(args: argparse.Namespace) -> int:
+    from .conformance.runner import _progress, run
+
+    report = run(backend=args.backend, reference=args.reference, filter=args.k, seed=args.seed,
+                 progress=None if args.quiet else _progress, goldens_path=args.goldens)
+    print(f"conformance: backend {report.backend}, reference {report.reference}, triton {report.meta['triton']}, "
+          f"{report.meta['seconds']} s")
+    print(report.table())
+    for r in report.failures()[: args.show]:
+        print(f"FAIL {r.case}[{r.dtype}-{'x'.join(map(str, r.shape))}]: {r.message}")
+    if args.json:
+        report.to_json(args.json)
+    if args.junit:
+        report.to_junit(args.junit)
+    print(report.closing_line())
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="triton-sdk", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -110,6 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--dump", default=None, help="write every stage's output under this directory")
     c.set_defaults(fn=_cmd_compile)
     sub.add_parser("devices", help="list SDK backends and their devices").set_defaults(fn=_cmd_devices)
+    k = sub.add_parser("conformance", help="run the conformance suite on a backend and report per feature")
+    k.add_argument("--backend", default=None, help="backend name (default: Triton's active driver)")
+    k.add_argument("--reference", default="torch", choices=("torch", "interpreter", "cuda-golden", "cuda-live"))
+    k.add_argument("-k", default=None, help="only runs whose id or feature contains every word of this filter")
+    k.add_argument("--seed", type=int, default=0)
+    k.add_argument("--json", default=None, help="write the full report as JSON")
+    k.add_argument("--junit", default=None, help="write a JUnit XML report")
+    k.add_argument("--goldens", default=None, help="CUDA golden file (default: the one shipped with the SDK)")
+    k.add_argument("--show", type=int, default=20, help="print at most this many failures")
+    k.add_argument("--quiet", action="store_true", help="no progress bar")
+    k.set_defaults(fn=_cmd_conformance)
     sub.add_parser("plugins", help="list backends and plugins with versions, API ranges and origins").set_defaults(fn=_cmd_plugins)
     args = p.parse_args(argv)
     return args.fn(args)
