@@ -153,7 +153,9 @@ def build_options(features: tuple[str, ...] | frozenset[str]) -> list[str]:
 def source_excerpt(source: str, log: str, context: int = 4) -> str:
     """The generated source around each line the compiler log complains about, with line numbers."""
     lines = source.splitlines()
-    wanted = sorted({int(m) for m in re.findall(r":(\d+):\d+:\s*(?:fatal )?error", log)})[:3]
+    # PoCL: "error: /tmp/x.cl:3:14: msg"; NVIDIA: "<kernel>:3:14: error: msg"
+    wanted = sorted({int(m.group(1)) for line in log.splitlines() if "error" in line.lower()
+                     for m in [re.search(r":(\d+):\d+:", line)] if m})[:3]
     out = []
     for n in wanted:
         lo, hi = max(1, n - context), min(len(lines), n + context)

@@ -36,6 +36,7 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
     out = ctx.declare_tile((M, N), cc, ctx.name_for(op.result, "t"))
     ctx.assign_tile(out, ctx.get(c_v))
     k = ctx.fresh("k")
+    ctx.emit(ctx.lang.unroll_pragma)
     ctx.emit(f"for (uint {k} = 0u; {k} < {K}u; ++{k}) {{")
     with ctx.indent():
         def body(idx: Idx) -> None:

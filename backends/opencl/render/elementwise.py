@@ -408,7 +408,7 @@ _LIBDEVICE_SPECIAL = {
 @RULES.register(O.ExternElementwise)
 def render_extern(ctx: RenderContext, op: O.ExternElementwise) -> None:
     sym = op.symbol
-    base = sym[5:] if sym.startswith("__nv_") else sym
+    base = sym.removeprefix("__nv_")
     t = op.result.type
     special = _LIBDEVICE_SPECIAL.get(base)
     if special is not None:

@@ -1,0 +1,212 @@
+"""Golden OpenCL C per rule family, and compile-time errors: TTIR in, expected lines of OpenCL C out, in order.
+
+No OpenCL device is needed: these call the renderer directly with a device description. `check_lines` is a tiny
+FileCheck: each expected line must appear, in order, as a substring of a later output line (whitespace collapsed).
+"""
+
+from __future__ import annotations
+
+import pytest
+from triton_backend_sdk.backends.opencl.render import OPENCL, OPENCL_RULES, render_module
+from triton_backend_sdk.errors import LoweringError, UnsupportedError
+from triton_backend_sdk.ir import parse_ttir
+
+FEATURES = frozenset({"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"})
+
+
+def render(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", local_size: int = 128,
+           features: frozenset[str] = FEATURES) -> str:
+    text = f"""module {{
+  tt.func public @k({args}) {{
+{body}
+    tt.return
+  }}
+}}"""
+    return render_module(parse_ttir(text), "k", OPENCL_RULES, OPENCL, local_size, features, "test-device").source
+
+
+def check_lines(text: str, expected: str) -> None:
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    pos = 0
+    for want in (" ".join(w.split()) for w in expected.strip().splitlines()):
+        while pos < len(lines) and want not in lines[pos]:
+            pos += 1
+        assert pos < len(lines), f"expected line not found in order: {want!r}\n--- output ---\n{text}"
+        pos += 1
+
+
+LOAD_1024 = """
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    %s = tt.splat %n : i32 -> tensor<1024xi32>
+    %m = arith.cmpi slt, %r, %s : tensor<1024xi32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %q = tt.addptr %p, %r : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    %v = tt.load %q, %m : tensor<1024x!tt.ptr<f32>>
+"""
+
+
+def test_kernel_abi_and_canonical_layout():
+    """Pointers arrive as (buffer, byte offset); one program is one work-group of fixed size; a 1024-element tile is
+    8 register slots per work-item, element r*128+lid, so neighbouring work-items touch neighbouring addresses."""
+    src = render(LOAD_1024 + """
+    %c = arith.constant dense<2.000000e+00> : tensor<1024xf32>
+    %w = arith.mulf %v, %c : tensor<1024xf32>
+    tt.store %q, %w, %m : tensor<1024x!tt.ptr<f32>>
+""", args="%x: !tt.ptr<f32>, %n: i32, %b: i1")
+    check_lines(src, """
+        __attribute__((reqd_work_group_size(128, 1, 1)))
+        __kernel void k(__global float *a_x0_base, ulong a_x0_off, int a_n0, char a_b0_raw) {
+        const uint lid = (uint)get_local_id(0);
+        const int tb_pid0 = (int)get_group_id(0), tb_npid0 = (int)get_num_groups(0);
+        __global float *a_x0 = (__global float *)((__global char *)a_x0_base + a_x0_off);
+        bool a_b0 = a_b0_raw != 0;
+        float t_v0[8];
+        #pragma unroll
+        for (uint r0 = 0u; r0 < 8u; ++r0) {
+        const uint i0 = r0 * 128u + lid;
+        t_v0[r0] = ((((int)i0) < a_n0) ? *((a_x0 + ((int)i0))) : 0.0f);
+        for (uint r1 = 0u; r1 < 8u; ++r1) {
+        if ((((int)i1) < a_n0)) { *((a_x0 + ((int)i1))) = (t_v0[r1] * 2.0f); }
+    """)
+    assert "barrier" not in src and "tb_smem" not in src  # elementwise work needs no local memory
+
+
+def test_small_tile_is_duplicated_and_stored_by_its_owner():
+    src = render("""
+    %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    %f = arith.sitofp %r : tensor<32xi32> to tensor<32xf32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+    %q = tt.addptr %p, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+    tt.store %q, %f : tensor<32x!tt.ptr<f32>>
+""")
+    check_lines(src, """
+        const uint i0 = lid & 31u;
+        if (lid < 32u) {
+        *((a_x0 + ((int)i0))) = ((float)((int)i0));
+    """)
+
+
+def test_full_reduction_is_per_work_item_then_a_local_memory_tree():
+    src = render(LOAD_1024 + """
+    %z = "tt.reduce"(%v) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %s2 = arith.addf %a, %b : f32
+      tt.reduce.return %s2 : f32
+    }) : (tensor<1024xf32>) -> f32
+    tt.store %x, %z : !tt.ptr<f32>
+""")
+    check_lines(src, """
+        __local uchar tb_smem[512] __attribute__((aligned(16)));
+        float acc0;
+        for (uint r1 = 0u; r1 < 8u; ++r1) {
+        if (r1 == 0u) { acc0 = x0; } else
+        acc0 = v_s2_0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ((__local float *)(tb_smem + 0))[lid] = acc0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 64u) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 1u) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float v_z0 = ((__local float *)(tb_smem + 0))[0u];
+        if (lid == 0u) { *(a_x0) = v_z0; }
+    """)
+
+
+def test_broadcast_of_a_register_tile_goes_through_local_memory():
+    src = render("""
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %q = tt.addptr %p, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %v = tt.load %q : tensor<16x!tt.ptr<f32>>
+    %e = tt.expand_dims %v {axis = 1 : i32} : tensor<16xf32> -> tensor<16x1xf32>
+    %b = tt.broadcast %e : tensor<16x1xf32> -> tensor<16x16xf32>
+    %r2 = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %o = tt.reshape %r2 : tensor<256xi32> -> tensor<16x16xi32>
+    %p2 = tt.splat %x : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+    %q2 = tt.addptr %p2, %o : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    tt.store %q2, %b : tensor<16x16x!tt.ptr<f32>>
+""")
+    check_lines(src, """
+        float t_v0[1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 16u) {
+        ((__local float *)(tb_smem + 0))[i2] = t_v0[r2];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint r1 = 0u; r1 < 2u; ++r1) {
+        = ((__local float *)(tb_smem + 0))[((i1 >> 4))];
+    """)
+
+
+def test_fp16_lives_in_float_rounded_after_every_op_and_uses_half_loads():
+    src = render("""
+    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+    %p = tt.splat %x : !tt.ptr<f16> -> tensor<128x!tt.ptr<f16>>
+    %q = tt.addptr %p, %r : tensor<128x!tt.ptr<f16>>, tensor<128xi32>
+    %v = tt.load %q : tensor<128x!tt.ptr<f16>>
+    %w = arith.addf %v, %v : tensor<128xf16>
+    tt.store %q, %w : tensor<128x!tt.ptr<f16>>
+""", args="%x: !tt.ptr<f16>")
+    check_lines(src, """
+        inline ushort tb_f2h(float f) {
+        inline float tb_h2f(ushort h) {
+        inline float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }
+        __kernel void k(__global ushort *a_x0_base, ulong a_x0_off) {
+        = vload_half(0, (const __global half *)((a_x0 + ((int)i0))));
+        vstore_half_rte(tb_rnd_h((t_v0[r1] + t_v0[r1])), 0, (__global half *)((a_x0 + ((int)i1))));
+    """)
+    assert "cl_khr_fp16" not in src
+
+
+def test_float_atomic_add_is_a_cas_loop_with_fences():
+    src = render("""
+    %c = arith.constant 1.000000e+00 : f32
+    %o = tt.atomic_rmw fadd, acq_rel, gpu, %x, %c : (!tt.ptr<f32>, f32) -> f32
+""")
+    check_lines(src, """
+        inline float tb_atomic_add_f32(volatile __global float *p, float v) {
+        old = atomic_cmpxchg((volatile __global uint *)p, prev, as_uint(as_float(prev) + v));
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0u) { mem_fence(CLK_GLOBAL_MEM_FENCE); ((__local float *)(tb_smem + 0))[0] = tb_atomic_add_f32(
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float v_o0 = ((__local float *)(tb_smem + 0))[0];
+    """)
+
+
+def test_integer_division_and_shifts_do_not_trap():
+    src = render("""
+    %d = arith.divsi %n, %n : i32
+    %s = arith.shli %d, %n : i32
+""")
+    check_lines(src, """
+        inline int tb_divs_int(int a, int b) { return b == 0 ? (int)-1 : (b == (int)-1 ? (int)((uint)0 - (uint)a) : (int)(a / b)); }
+        inline int tb_shl_int(int a, int b) { return (uint)b >= 32u ? (int)0 : (int)((uint)a << (uint)b); }
+        int v_d0 = tb_divs_int(a_n0, a_n0);
+        int v_s0 = tb_shl_int(v_d0, a_n0);
+    """)
+
+
+def test_fp64_without_the_extension_is_refused_naming_dtype_and_device():
+    with pytest.raises(UnsupportedError, match=r"fp64.*test-device.*cl_khr_fp64"):
+        render("", args="%x: !tt.ptr<f64>", features=frozenset())
+
+
+def test_int64_atomics_without_the_extension_are_refused():
+    with pytest.raises(UnsupportedError, match=r"i64 atomics.*cl_khr_int64_base_atomics"):
+        render("""
+    %c = arith.constant 1 : i64
+    %o = tt.atomic_rmw add, acq_rel, gpu, %x, %c : (!tt.ptr<i64>, i64) -> i64
+""", args="%x: !tt.ptr<i64>", features=frozenset({"cl_khr_fp64"}))
+
+
+def test_op_without_a_rule_names_op_dtype_and_line():
+    with pytest.raises(LoweringError, match=r"\[opencl\] no lowering rule for op 'tt.histogram' with dtype i32"):
+        render("""
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %h = tt.histogram %r : tensor<16xi32> -> tensor<8xi32>
+""")
+
+
+def test_fp8_is_refused_at_compile_time():
+    with pytest.raises(UnsupportedError, match="f8E5M2"):
+        render("", args="%x: !tt.ptr<f8E5M2>")
