@@ -5,19 +5,24 @@
             result = run_case(case, dtype, shape, seed=0)    # CaseResult: outcome, max_error, message, outputs
 
 `unsupported` is the outcome when the backend refuses the case at compile time with `UnsupportedError` (of which
-`LoweringError` is one); any other exception is an `error`. `run_interpreted` runs the same inputs through
-`triton.runtime.interpreter`, and `compare_with_interpreter` checks a backend's outputs against it.
+`LoweringError` is one); any other exception is an `error`. `run_interpreted` runs the same inputs through Triton's
+interpreter (in a child process with TRITON_INTERPRET=1), and `compare_with_interpreter` checks outputs against it.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import traceback
 from dataclasses import dataclass, field
 
 import torch
 
 from ..errors import UnsupportedError
-from .cases import Case, Launch, all_cases
+from .cases import Case, Launch, all_cases, get_case
 
 OUTCOMES = ("pass", "fail", "unsupported", "error")
 
@@ -92,29 +97,41 @@ def run_case(case: Case, dtype: str, shape: tuple[int, ...], seed: int = 0) -> C
     return res
 
 
-def run_interpreted(case: Case, dtype: str, shape: tuple[int, ...], seed: int = 0) -> list[torch.Tensor]:
-    """The outputs of the same inputs run through Triton's interpreter (CPU tensors, numpy semantics)."""
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
-
+def _interpret_here(case: Case, dtype: str, shape: tuple[int, ...], seed: int) -> list[torch.Tensor]:
+    """Run under TRITON_INTERPRET=1 (set before triton was imported: every @jit function is interpreted)."""
     launch = make_launch(case, dtype, shape, seed)
     options = {k: v for k, v in launch.options.items() if k != "debug"}
-    # helpers the kernel calls must run interpreted too (as under TRITON_INTERPRET=1): swap them in its globals
-    g = case.kernel.fn.__globals__
-    helpers = {k: v for k, v in g.items() if isinstance(v, JITFunction) and v is not case.kernel}
-    try:
-        g.update({k: InterpretedFunction(v.fn) for k, v in helpers.items()})
-        InterpretedFunction(case.kernel.fn)[launch.grid](*launch.args, **launch.constexprs, **options)
-    finally:
-        g.update(helpers)
+    case.kernel[launch.grid](*launch.args, **launch.constexprs, **options)
     return [launch.args[i] for i in launch.outputs]
 
 
-def compare_with_interpreter(case: Case, dtype: str, shape: tuple[int, ...], outputs: list[torch.Tensor],
-                             seed: int = 0) -> tuple[bool, float, str]:
-    """Whether `outputs` (a backend's, same seed) agree with the interpreter's, under the case's tolerance."""
-    launch = make_launch(case, dtype, shape, seed)
-    return check_outputs(case, dtype, launch, outputs, run_interpreted(case, dtype, shape, seed))
+def run_interpreted(items: list[tuple[str, str, tuple[int, ...]]], seed: int = 0,
+                    timeout: float = 900.0) -> dict[tuple[str, str, tuple[int, ...]], list[torch.Tensor] | str]:
+    """Outputs of (case name, dtype, shape) items run by Triton's interpreter on the same inputs; an item the
+    interpreter cannot run maps to its error message. The interpreter needs TRITON_INTERPRET=1 before triton is
+    imported, so the items run in one child process unless this process already has it."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        out: dict[tuple[str, str, tuple[int, ...]], list[torch.Tensor] | str] = {}
+        for name, dtype, shape in items:
+            try:
+                out[(name, dtype, tuple(shape))] = _interpret_here(get_case(name), dtype, tuple(shape), seed)
+            except Exception as e:  # noqa: BLE001 - reported per item
+                out[(name, dtype, tuple(shape))] = f"{type(e).__name__}: {e}"
+        return out
+    with tempfile.TemporaryDirectory() as d:
+        spec, result = os.path.join(d, "items.json"), os.path.join(d, "outputs.pt")
+        with open(spec, "w") as f:
+            json.dump({"seed": seed, "items": [[n, dt, list(s)] for n, dt, s in items]}, f)
+        env = dict(os.environ, TRITON_INTERPRET="1")
+        subprocess.run([sys.executable, "-m", "triton_backend_sdk.conformance.suite", spec, result], env=env,
+                       check=True, timeout=timeout)
+        return torch.load(result)
+
+
+def compare_with_interpreter(case: Case, dtype: str, launch: Launch, outputs: list[torch.Tensor],
+                             interpreted: list[torch.Tensor]) -> tuple[bool, float, str]:
+    """Whether a backend's `outputs` agree with the interpreter's for the same inputs, under the case's tolerance."""
+    return check_outputs(case, dtype, launch, outputs, interpreted)
 
 
 def run_all(seed: int = 0) -> list[CaseResult]:
@@ -128,3 +145,15 @@ def feature_table(results: list[CaseResult]) -> dict[str, dict[str, int]]:
         row = table.setdefault(r.feature, dict.fromkeys(OUTCOMES, 0))
         row[r.outcome] += 1
     return table
+
+
+def _main(argv: list[str]) -> None:
+    spec, result = argv
+    with open(spec) as f:
+        req = json.load(f)
+    out = run_interpreted([(n, dt, tuple(s)) for n, dt, s in req["items"]], req["seed"])
+    torch.save(out, result)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

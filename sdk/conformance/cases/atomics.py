@@ -97,8 +97,8 @@ def _xchg_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launc
 
 register(Case("atomic_xchg_returns_old", "tt.atomic_rmw", xchg_kernel, ("int32", "int64", "float32", "float64"),
               ((1,), (300,)), _xchg_build,
-              lambda launch, d: [launch.args[0] * 2, launch.args[1] + launch.args[0]], EXACT, interpreter=False,
-              note="the interpreter has no float atomic_xchg"))
+              lambda launch, d: [launch.args[0] * 2, launch.args[1] + launch.args[0]], EXACT,
+              note="each address is exchanged by exactly one element"))
 
 
 @triton.jit
@@ -128,4 +128,4 @@ register(Case("atomic_cas_spinlock", "tt.atomic_cas", cas_lock_kernel, ("int32",
               ((1,), (64,), (500,)), _cas_build,
               lambda launch, d: [(launch.args[3].double().sum() * 20).to(TORCH[d]).reshape(1),
                                  torch.tensor([launch.grid[0] * 20], dtype=torch.int32)], EXACT,
-              interpreter=False, note="the interpreter runs programs one after another"))
+              note="the interpreter runs programs one after another: it never contends for the lock"))

@@ -69,5 +69,4 @@ def _ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
 
 
 register(Case("control_flow", "scf.for", control_kernel, ("float16", "float32", "float64"),
-              ((1, 1), (5, 100), (9, 64)), _build, _ref, normwise(64), interpreter=False,
-              note="noinline helpers run in the interpreter only under TRITON_INTERPRET=1"))
+              ((1, 1), (5, 100), (9, 64)), _build, _ref, normwise(64),))

@@ -218,9 +218,8 @@ def _case(op: str) -> Case:
                 10.0 if op == "float2int_rz" else 3.0)
         return [fn(x, y, z)]
 
-    core = list(_OPS).index(op) <= list(_OPS).index("minimum_nan") and op != "sigmoid"  # interpreter: no libdevice
     return register(Case(f"math_{op}", f"math.{op}" if list(_OPS).index(op) <= 18 else "tt.extern_elementwise", math_kernel, dtypes,
-                         SHAPES, build, reference, tol, interpreter=core))
+                         SHAPES, build, reference, tol))
 
 
 for _op in _OPS:

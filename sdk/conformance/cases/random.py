@@ -83,8 +83,7 @@ def _case(kind: str) -> Case:
     return register(Case(f"random_{kind}", "philox", random_kernel, ("seed32", "seed64"), ((1,), (1000,)), build,
                          lambda launch, d: _reference(launch, kind),
                          EXACT if kind != "randn" else normwise(64),
-                         interpreter=False, note="dtypes name the seed's width (i32 or i64 kernel argument); "
-                         "the interpreter runs tl.rand's @jit helpers only under TRITON_INTERPRET=1"))
+                         note="dtypes name the seed's width (i32 or i64 kernel argument)"))
 
 
 for _k in ("randint", "randint4x", "rand", "randn"):

@@ -127,9 +127,7 @@ def _case(op: str, dtypes: tuple[str, ...]) -> Case:
     feature = "tt.scan" if op.startswith(("cum", "rev")) else "tt.reduce"
     return register(Case(f"reduce_{op}", feature, reduce_kernel, dtypes,
                          ((1, 1, 1, 0), (4, 8, 16, 0), (4, 8, 16, 1), (4, 8, 16, 2), (2, 32, 2, 1)),
-                         build, _reference(op), tol, interpreter=False,
-                         note="tl.sum/max/cumsum call Triton's own @jit combine functions, which the interpreter "
-                              "runs only when TRITON_INTERPRET=1 was set before triton was imported"))
+                         build, _reference(op), tol,))
 
 
 _ALL = ("int8", "int32", "int64", "float16", "bfloat16", "float32", "float64")
