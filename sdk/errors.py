@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .ir.core import Location
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .ir.core import Location
 
 
 class SDKError(Exception):

@@ -23,8 +23,6 @@ from .attrs import (
 from .core import Block, BlockArgument, Location, Module, Op, OpResult, Region, Value
 from .enums import EnumAttr
 from .ops import OP_CLASSES, UnknownOp, register_op
-from .printer import print_module, print_op
-from .reader import TTIRParseError, parse_attribute, parse_ttir, parse_type
 from .types import (
     FloatKind,
     FloatType,
@@ -38,7 +36,6 @@ from .types import (
     TensorType,
     Type,
 )
-from .verifier import IRVerificationError, verify
 
 __all__ = [
     "OP_CLASSES",
@@ -86,3 +83,21 @@ __all__ = [
     "register_op",
     "verify",
 ]
+
+# The reader, printer and verifier load on first use: Triton imports SDK backends during `import triton`, and
+# nothing there needs them until a kernel is compiled.
+_LAZY = {
+    "print_module": "printer", "print_op": "printer",
+    "TTIRParseError": "reader", "parse_attribute": "reader", "parse_ttir": "reader", "parse_type": "reader",
+    "IRVerificationError": "verifier", "verify": "verifier",
+}
+
+
+def __getattr__(name: str) -> object:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+
