@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_backend_sdk.driver import BinaryModule, SDKDriver
-from triton_backend_sdk.launch import make_native_launcher
+from triton_backend_sdk.launch import arg_kind, make_native_launcher, signature_of
 
 
 class CPURefDriver(SDKDriver):
@@ -29,9 +29,22 @@ class CPURefDriver(SDKDriver):
         return BinaryModule(obj, obj.function)
 
     def make_launcher(self, src: Any, metadata: Any) -> Any:
-        native = make_native_launcher(src, metadata, self.backend_name)
+        native = self._native_launcher(src, metadata)
         if getattr(metadata, "cpu_ref_asserts", False):
             from .asserts import AssertingLauncher
 
             return AssertingLauncher(native, metadata.name)
         return native
+
+    def _native_launcher(self, src: Any, metadata: Any) -> Any:
+        """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them."""
+        names, types = signature_of(src)
+        if not any(t.startswith("tensordesc") for t in types):
+            return make_native_launcher(src, metadata, self.backend_name)
+        from triton_backend_sdk import _native
+
+        from .descriptors import DescriptorLauncher, expanded_signature
+
+        names, types, positions = expanded_signature(names, types)
+        native = _native.Launcher([arg_kind(t, self.backend_name) for t in types], names, backend=self.backend_name)
+        return DescriptorLauncher(native, positions)

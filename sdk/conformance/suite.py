@@ -76,6 +76,11 @@ def check_outputs(case: Case, dtype: str, launch: Launch, outputs: list[torch.Te
     return passed, worst, "; ".join(messages)
 
 
+def _tensor(arg: object) -> torch.Tensor:
+    """An output argument's tensor (a host TensorDescriptor's base tensor)."""
+    return arg if isinstance(arg, torch.Tensor) else arg.base  # type: ignore[attr-defined]
+
+
 def run_case(case: Case, dtype: str, shape: tuple[int, ...], seed: int = 0) -> CaseResult:
     """Run one case on the active driver and compare with its reference."""
     launch = make_launch(case, dtype, shape, seed)
@@ -90,7 +95,7 @@ def run_case(case: Case, dtype: str, shape: tuple[int, ...], seed: int = 0) -> C
         else:
             res.message = "".join(traceback.format_exception_only(type(e), e)).strip()
         return res
-    res.outputs = [launch.args[i] for i in launch.outputs]
+    res.outputs = [_tensor(launch.args[i]) for i in launch.outputs]
     expected = case.reference(inputs, dtype)
     ok, res.max_error, res.message = check_outputs(case, dtype, launch, res.outputs, expected)
     res.outcome = "pass" if ok else "fail"
@@ -102,7 +107,7 @@ def _interpret_here(case: Case, dtype: str, shape: tuple[int, ...], seed: int) -
     launch = make_launch(case, dtype, shape, seed)
     options = {k: v for k, v in launch.options.items() if k != "debug"}
     case.kernel[launch.grid](*launch.args, **launch.constexprs, **options)
-    return [launch.args[i] for i in launch.outputs]
+    return [_tensor(launch.args[i]) for i in launch.outputs]
 
 
 def run_interpreted(items: list[tuple[str, str, tuple[int, ...]]], seed: int = 0,

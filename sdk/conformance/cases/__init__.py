@@ -29,8 +29,18 @@ class Launch:
     options: dict[str, Any] = field(default_factory=dict)
 
     def clone(self) -> Launch:
-        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in self.args]
+        args = [a.clone() if isinstance(a, torch.Tensor) else _clone_descriptor(a) for a in self.args]
         return Launch(args, self.grid, self.outputs, dict(self.constexprs), dict(self.options))
+
+
+def _clone_descriptor(a: Any) -> Any:
+    """A host TensorDescriptor over a copy of its base tensor; other arguments as they are."""
+    base = getattr(a, "base", None)
+    if isinstance(base, torch.Tensor) and hasattr(a, "block_shape"):
+        import dataclasses
+
+        return dataclasses.replace(a, base=base.clone())
+    return a
 
 
 Builder = Callable[[str, tuple[int, ...], torch.Generator], Launch]
@@ -82,6 +92,7 @@ from . import (
     control,
     conversions,
     debugging,
+    descriptors,
     dot,
     elementwise,
     math_ops,
