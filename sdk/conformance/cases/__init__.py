@@ -112,6 +112,7 @@ __all__ = [
     "control",
     "conversions",
     "debugging",
+    "descriptors",
     "dot",
     "elementwise",
     "get_case",
