@@ -9,11 +9,12 @@ from __future__ import annotations
 from llvmlite import ir
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
+from triton_backend_sdk.ir.core import Value
 
 from .context import LoweringContext, Tile
 from .elementwise import lift
 from .rules import RULES
-from .types import I1, I64, llvm_type, storage_type
+from .types import I1, I64, PTR, llvm_type, storage_type
 
 
 def pointee_storage(t: T.Type) -> ir.Type:
@@ -22,17 +23,51 @@ def pointee_storage(t: T.Type) -> ir.Type:
     return storage_type(ptr.pointee)
 
 
+def _offset_terms(ctx: LoweringContext, v: Value, depth: int = 0) -> list:
+    """The lowered addends of an offset built by `arith.addi` (tiles or scalars), else the offset itself."""
+    owner = v.owner
+    if depth < 4 and isinstance(owner, O.AddI):
+        return [t for x in owner.operands for t in _offset_terms(ctx, x, depth + 1)]
+    return [ctx.get(v)]
+
+
 @RULES.register(O.AddPtr)
 def lower_addptr(ctx: LoweringContext, op: O.AddPtr) -> None:
+    """`ptr + (a + b)` becomes `(ptr + a) + b`, each term widened on its own.
+
+    Widening the i32 sum would hide that the address is affine in the tile index (sext of a possibly wrapping add),
+    and LLVM would then gather element by element; with the terms apart, a row of a tile is a contiguous vector
+    access. The two agree unless the i32 offset itself overflows, which Triton's own contiguity analysis also
+    assumes it does not (offsets past 2^31 elements need int64 arithmetic in the kernel on every backend).
+    """
     st = pointee_storage(op.ptr.type)
+    terms = _offset_terms(ctx, op.offset)
+    if len(terms) == 1:
+        def f(p: ir.Value, off: ir.Value) -> ir.Value:
+            b = ctx.b
+            if off.type != I64:
+                off = b.sext(off, I64)
+            return b.gep(p, [off], source_etype=st)
 
-    def f(p: ir.Value, off: ir.Value) -> ir.Value:
-        b = ctx.b
-        if off.type != I64:
-            off = b.sext(off, I64)
-        return b.gep(p, [off], source_etype=st)
+        lift(ctx, op, f)
+        return
+    ptr = ctx.get(op.ptr)
 
-    lift(ctx, op, f)
+    def at(x, idx: list[ir.Value]) -> ir.Value:
+        return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+    def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
+        p = at(ptr, idx)
+        for t in terms:
+            off = at(t, idx)
+            p = b.gep(p, [off if off.type == I64 else b.sext(off, I64)], source_etype=st)
+        return p
+
+    if not op.result.type.is_tensor:
+        ctx.define(op.result, gen(ctx.b, []))
+        return
+    cost = len(terms) + sum(x.cost for x in (ptr, *terms) if isinstance(x, Tile) and x.buf is None)
+    ctx.define(op.result, Tile(op.result.type.shape, PTR, gen=gen, cost=cost))
 
 
 def _load_one(ctx: LoweringContext, ptr: ir.Value, st: ir.Type, ety: ir.Type, mask: ir.Value | None,
