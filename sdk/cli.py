@@ -104,6 +104,9 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
                  progress=None if args.quiet else _progress, goldens_path=args.goldens)
     print(f"conformance: backend {report.backend}, reference {report.reference}, triton {report.meta['triton']}, "
           f"{report.meta['seconds']} s")
+    fallback = report.meta.get("compared_with_torch_instead", 0)
+    if fallback:
+        print(f"{fallback} runs had no {report.reference} result (see their messages) and were compared with torch")
     print(report.table())
     for r in report.failures()[: args.show]:
         print(f"FAIL {r.case}[{r.dtype}-{'x'.join(map(str, r.shape))}]: {r.message}")
