@@ -100,3 +100,14 @@ def test_acme_does_not_change_the_default_driver(acme_python):
 
 if sys.platform != "linux":  # the venv layout above is POSIX's
     pytestmark = pytest.mark.skip(reason="the example smoke test builds a POSIX venv")
+
+
+def test_conformance_runner_runs_the_vendor_backend_unchanged(acme_python, tmp_path):
+    """Issue 6: a vendor's backend goes through `triton-sdk conformance` as it is (a slice of the suite here)."""
+    r = _run(acme_python, "-m", "triton_backend_sdk.cli", "conformance", "--backend", "acme", "--reference",
+             "cuda-golden", "-k", "float32", "--quiet", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    lines = r.stdout.strip().splitlines()
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert lines[0].startswith("conformance: backend acme, reference cuda-golden")
+    passed = int(lines[-1].split()[0])
+    assert passed > 50 and lines[-1] == f"{passed} passed, 0 failed, 0 unsupported", lines[-1]
