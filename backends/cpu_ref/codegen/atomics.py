@@ -6,9 +6,12 @@ compare-exchange loops on the containing word. Floats compare-exchange by their 
 Masked-off lanes touch nothing and yield the load's `other`-less undefined value (zero here).
 
 Memory order: `sem` maps to the LLVM ordering of the same name; scopes (cta/gpu/sys) all become system scope,
-which is stronger than any of them. A program never waits on a program that has not started, so a spin lock is
-safe as long as the lock holder is running (see `docs` in backends/cpu_ref/compiler.py: a lock is only ever held
-by a running program, and the launcher runs each program to completion on one thread).
+which is stronger than any of them.
+
+Spin locks cannot deadlock: the launcher runs each program to completion on one thread, and a lock is only ever
+held by a program that is running (it took the lock), which will release it. What is not supported, as on a GPU
+whose grid exceeds what is resident, is waiting for a program that has not started (a grid-wide barrier): the
+launcher hands out programs in chunks, so such a program may be queued behind the waiter on the same thread.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def math_kernel(x_ptr, y_ptr, z_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.con
     elif OP == "sigmoid":
         r = tl.sigmoid(x)
     elif OP == "clamp":
-        r = tl.clamp(x, -1.5, 2.25)
+        r = tl.clamp(x, -1.5, 2.25, propagate_nan=tl.PropagateNan.ALL)
     elif OP == "maximum_nan":
         r = tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)
     elif OP == "minimum_nan":
@@ -201,11 +201,16 @@ _OPS = {
 }
 
 
+_NAN_OPS = ("clamp", "maximum_nan", "minimum_nan")
+
+
 def _case(op: str) -> Case:
     fn, dtypes, (lo, hi, signed), tol = _OPS[op]
 
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         x = rand(shape, dtype, g, lo, hi, signed)
+        if op in _NAN_OPS:  # NaN must propagate through these
+            x = torch.where(torch.rand(shape, generator=g) < 0.2, torch.tensor(float("nan"), dtype=x.dtype), x)
         y = rand(shape, dtype, g, 0.5 if op != "pow" else 0.1, 4 if op != "pow" else 3, op != "pow")
         z = rand(shape, dtype, g, 0.5, 4)
         n = shape[0]

@@ -58,6 +58,10 @@ def reduce_kernel(x_ptr, out_ptr, idx_ptr, OP: tl.constexpr, AXIS: tl.constexpr,
         idx = (rm * 0 + rn * 0 + rk * 0) + (rm if AXIS == 0 else (rn if AXIS == 1 else rk))
         r, i = tl.reduce((x, idx), AXIS, _argmax_combine, keep_dims=True)
         tl.store(idx_ptr + _out_offsets(r), i)
+    elif OP == "revscan_argmax":
+        idx = (rm * 0 + rn * 0 + rk * 0) + (rm if AXIS == 0 else (rn if AXIS == 1 else rk))
+        r, i = tl.associative_scan((x, idx), AXIS, _argmax_combine, reverse=True)
+        tl.store(idx_ptr + _out_offsets(r), i)
     elif OP == "cumsum":
         r = tl.cumsum(x, axis=AXIS)
     elif OP == "cumprod":
@@ -67,6 +71,17 @@ def reduce_kernel(x_ptr, out_ptr, idx_ptr, OP: tl.constexpr, AXIS: tl.constexpr,
     else:
         tl.static_assert(False, "unknown op")
     tl.store(out_ptr + _out_offsets(r), r)
+
+
+def _reverse_running_argmax(x: torch.Tensor, axis: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """For each position: the max over it and everything after it along `axis`, and that max's first index."""
+    v = x.movedim(axis, -1).clone()
+    i = torch.arange(v.shape[-1]).expand(v.shape).clone()
+    for k in range(v.shape[-1] - 2, -1, -1):
+        take = (v[..., k + 1] > v[..., k]) | ((v[..., k + 1] == v[..., k]) & (i[..., k + 1] < i[..., k]))
+        v[..., k] = torch.where(take, v[..., k + 1], v[..., k])
+        i[..., k] = torch.where(take, i[..., k + 1], i[..., k])
+    return v.movedim(-1, axis), i.movedim(-1, axis)
 
 
 def _reference(op: str):
@@ -95,12 +110,14 @@ def _reference(op: str):
             r = xd.cumsum(axis)
         elif op == "cumprod":
             r = xd.cumprod(axis)
+        elif op == "revscan_argmax":
+            r, idx = _reverse_running_argmax(x, axis)
         else:
             r = xd.flip(axis).cumsum(axis).flip(axis)
         if exact_int:
             r = r.to(x.dtype)
         outs = [r.flatten()]
-        if op in ("argmax", "argmin", "custom_argmax"):
+        if op in ("argmax", "argmin", "custom_argmax", "revscan_argmax"):
             outs.append(idx.int().flatten())
         return outs
 
@@ -108,7 +125,7 @@ def _reference(op: str):
 
 
 def _case(op: str, dtypes: tuple[str, ...]) -> Case:
-    with_idx = op in ("argmax", "argmin", "custom_argmax")
+    with_idx = op in ("argmax", "argmin", "custom_argmax", "revscan_argmax")
 
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         m, n, k, axis = shape
@@ -122,7 +139,8 @@ def _case(op: str, dtypes: tuple[str, ...]) -> Case:
                       (1, 2) if with_idx else (1,), {"OP": op, "AXIS": axis, "M": m, "N": n, "K": k})
 
     def tol(dtype: str):
-        return EXACT if dtype in INTS or op in ("max", "min", "argmax", "argmin", "custom_argmax") else normwise(8)
+        exact_ops = ("max", "min", "argmax", "argmin", "custom_argmax", "revscan_argmax")
+        return EXACT if dtype in INTS or op in exact_ops else normwise(8)
 
     feature = "tt.scan" if op.startswith(("cum", "rev")) else "tt.reduce"
     return register(Case(f"reduce_{op}", feature, reduce_kernel, dtypes,
@@ -137,3 +155,4 @@ _case("xor_sum", ("int8", "int32", "int64"))
 _case("prod", ("float32", "float64"))
 _case("cumprod", ("float32", "float64"))
 _case("revcumsum", ("int32", "float32", "float64"))
+_case("revscan_argmax", ("int32", "float16", "float32"))
