@@ -162,6 +162,9 @@ class RenderContext:
         self._groups: list[PublishGroup] = []
         self.call_stack: list[str] = []
         self.functions: dict[str, Any] = {}
+        #: labels and argument variables of the blocks of multi-block function bodies
+        self.labels: dict[Block, str] = {}
+        self.block_vars: dict[Block, list[Any]] = {}
         #: kernel parameters (by index) that the kernel may write through (stores, atomics)
         self.written_params: set[int] = set()
 

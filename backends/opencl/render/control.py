@@ -1,13 +1,16 @@
-"""Structured control flow and calls (shared C-like): scf.for/if/while become C loops and branches over the
-work-group (their conditions are uniform scalars), loop-carried tensors live in register arrays, and `tt.call`
-inlines the callee (OpenCL C 1.2 functions cannot declare local memory, which tensor code in a callee may need)."""
+"""Control flow and calls (shared C-like): scf.for/if/while become C loops and branches over the work-group (their
+conditions are uniform scalars), loop-carried tensors live in register arrays; a function body of several blocks
+(cf.br/cf.cond_br, e.g. an early `return`) becomes labelled blocks joined by `goto`, block arguments being variables
+assigned before each jump; `tt.call` inlines the callee (OpenCL C 1.2 functions cannot declare local memory, which
+tensor code in a callee may need)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from triton_backend_sdk.ir import ops as O
-from triton_backend_sdk.ir.core import Value
+from triton_backend_sdk.ir.core import Block, Op, Region, Value
 
 from . import ctypes as CT
 from .context import RenderContext, Tile
@@ -116,15 +119,74 @@ def render_call(ctx: RenderContext, op: O.Call) -> None:
     if op.callee in ctx.call_stack:
         raise ctx.unsupported(f"recursive call to @{op.callee}", op)
     targets = [declare_like(ctx, r) for r in op.results]
+    end = ctx.fresh("ret")
+    multi = len(callee.regions[0].blocks) > 1
+
+    def on_return(ret: Op) -> None:
+        if targets:
+            assign_all(ctx, ret.operands, targets)
+        if multi:
+            ctx.emit(f"goto {end};")
+
     ctx.emit(f"{{ /* inlined @{op.callee} */")
     with ctx.indent():
         for arg, v in zip(callee.args, op.operands):
             ctx.values[arg] = ctx.get(v)
         ctx.call_stack.append(op.callee)
-        term = ctx.render_block(callee.body)
+        render_body(ctx, callee.regions[0], on_return)
         ctx.call_stack.pop()
-        if term is not None and targets:
-            assign_all(ctx, term.operands, targets)
     ctx.emit("}")
+    if multi:
+        ctx.emit(f"{end}: ;")
     for r, t in zip(op.results, targets):
         ctx.values[r] = t
+
+def render_body(ctx: RenderContext, region: Region, on_return: Callable[[Op], None]) -> None:
+    """Render a function body; `on_return(op)` handles each `tt.return` (the last one too)."""
+    blocks = region.blocks
+    if len(blocks) == 1:
+        term = ctx.render_block(blocks[0])
+        if isinstance(term, O.Return):
+            on_return(term)
+        elif term is not None:
+            raise ctx.unsupported(f"function body ending in {term.op_name}", term)
+        return
+    for b in blocks:
+        ctx.labels[b] = ctx.fresh("bb")
+        if b is not blocks[0]:
+            ctx.block_vars[b] = [declare_like(ctx, a) for a in b.args]
+            for a, var in zip(b.args, ctx.block_vars[b]):
+                ctx.values[a] = var
+    for b in blocks:
+        if b is not blocks[0]:
+            ctx.emit(f"{ctx.labels[b]}: ;")
+        term = ctx.render_block(b)
+        if isinstance(term, (O.Br, O.CondBr)):
+            ctx.render_op(term)
+        elif isinstance(term, O.Return):
+            on_return(term)
+        else:
+            raise ctx.unsupported(f"block ending in {term.op_name if term else 'no terminator'}", term)
+
+
+def _jump(ctx: RenderContext, dest: Block, values: list[Value]) -> None:
+    assign_all(ctx, values, ctx.block_vars.get(dest, []))
+    ctx.emit(f"goto {ctx.labels[dest]};")
+
+
+@RULES.register(O.Br)
+def render_br(ctx: RenderContext, op: O.Br) -> None:
+    _jump(ctx, op.successors[0], op.operands)
+
+
+@RULES.register(O.CondBr)
+def render_cond_br(ctx: RenderContext, op: O.CondBr) -> None:
+    seg = op.attrs.get("operandSegmentSizes")
+    n_true = seg.values[1] if seg is not None else len(op.successors[0].args)
+    ctx.emit(f"if ({ctx.scalar(op.operands[0])}) {{")
+    with ctx.indent():
+        _jump(ctx, op.successors[0], op.operands[1:1 + n_true])
+    ctx.emit("} else {")
+    with ctx.indent():
+        _jump(ctx, op.successors[1], op.operands[1 + n_true:])
+    ctx.emit("}")

@@ -303,6 +303,27 @@ def _int_cast(src: Type, dst: Type, signed: bool) -> Callable[[str], str]:
     return lambda a: f"(({Td})({Ud}){a})"
 
 
+def _to_bits(ctx: RenderContext, t: Type, a: str) -> str:
+    """The bit pattern of a value of element type `t`, as an unsigned integer of its width."""
+    if CT.is_half(t):
+        return f"{ctx.helper('tb_f2h')}({a})"
+    if CT.is_bf16(t):
+        return f"((ushort)(as_uint({a}) >> 16))"
+    if isinstance(t.element, FloatType):
+        return f"as_{'ulong' if CT.is_f64(t) else 'uint'}({a})"
+    return f"(({CT.uctype(t)}){a})"
+
+
+def _from_bits(ctx: RenderContext, t: Type, bits: str) -> str:
+    if CT.is_half(t):
+        return f"{ctx.helper('tb_h2f')}((ushort){bits})"
+    if CT.is_bf16(t):
+        return f"as_float((uint)(ushort){bits} << 16)"
+    if isinstance(t.element, FloatType):
+        return f"as_double((ulong){bits})" if CT.is_f64(t) else f"as_float((uint){bits})"
+    return f"(({CT.ctype(t)}){bits})"
+
+
 def _bitcast(ctx: RenderContext, src: Type, dst: Type, op: Op) -> Callable[[str], str]:
     s, d = src.element, dst.element
     if isinstance(s, PointerType) or isinstance(d, PointerType):
@@ -312,18 +333,7 @@ def _bitcast(ctx: RenderContext, src: Type, dst: Type, op: Op) -> Callable[[str]
         raise ctx.unsupported(f"bitcast between {s} and {d}", op)
     if s == d:
         return lambda a: a
-    if CT.is_half(src):
-        T = CT.ctype(dst)
-        return lambda a: f"(({T}){ctx.helper('tb_f2h')}({a}))"
-    if CT.is_half(dst):
-        return lambda a: f"{ctx.helper('tb_h2f')}((ushort){a})"
-    if CT.is_bf16(src):
-        T = CT.ctype(dst)
-        return lambda a: f"(({T})(as_uint({a}) >> 16))"
-    if CT.is_bf16(dst):
-        return lambda a: f"as_float((uint)(ushort){a} << 16)"
-    T = CT.ctype(dst)
-    return lambda a: f"as_{T}({a})"
+    return lambda a: _from_bits(ctx, dst, _to_bits(ctx, src, a))
 
 
 def _float_cast(ctx: RenderContext, src: Type, dst: Type, rtz: bool) -> Callable[[str], str]:

@@ -13,6 +13,7 @@ from triton_backend_sdk.lowering import RuleTable
 
 from . import ctypes as CT
 from .context import RenderContext
+from .control import render_body
 from .language import CStyleLanguage
 
 #: numpy dtype names of scalar kernel parameters (f16/bf16 travel as float, i1 as a byte)
@@ -105,7 +106,8 @@ def render_module(module: Module, kernel_name: str, rules: RuleTable, lang: CSty
             kinds.append(["scalar", _SCALAR_NP.get(ct, ct), _param_dtype(t)])
         ctx.values[arg] = name
     ctx.call_stack.append(kernel_name)
-    ctx.render_block(kernel.body)
+    multi = len(kernel.regions[0].blocks) > 1
+    render_body(ctx, kernel.regions[0], lambda ret: ctx.emit("return;") if multi else None)
     body = ctx.lines
     head = ["const uint lid = " + lang.local_id + ";"]
     for axis in range(3):
