@@ -96,6 +96,15 @@ _FLOAT_BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "truediv"
                  "minimum": torch.minimum, "maximum": torch.maximum}
 
 
+#: the TTIR op(s) each Python operator becomes (integer / float spellings)
+TTIR = {"add": "arith.addi|addf", "sub": "arith.subi|subf", "mul": "arith.muli|mulf", "truediv": "arith.divf",
+        "floordiv": "arith.divsi|divui", "mod": "arith.remsi|remui|remf", "and": "arith.andi", "or": "arith.ori",
+        "xor": "arith.xori", "shl": "arith.shli", "shr": "arith.shrsi|shrui", "minimum": "arith.minsi|minui|minnumf",
+        "maximum": "arith.maxsi|maxui|maxnumf", "umulhi": "tt.mulhiui", "neg": "arith.subi|negf",
+        "abs": "math.absi|absf", "invert": "arith.xori"}
+TTIR.update(dict.fromkeys(("lt", "le", "gt", "ge", "eq", "ne"), "arith.cmpi|cmpf"))
+
+
 def _binary_case(op: str, dtypes: tuple[str, ...], inputs: str = "small", tol=EXACT) -> Case:
     out_bool = op in _CMP
 
@@ -125,7 +134,7 @@ def _binary_case(op: str, dtypes: tuple[str, ...], inputs: str = "small", tol=EX
             return [torch.from_numpy(_np_binary(op, np_of(x), np_of(y), dtype))]
         return [_FLOAT_BINARY[op](x.double(), y.double())]
 
-    return register(Case(f"binary_{op}", f"arith.{op}", binary_kernel, dtypes, SHAPES_1D, build, reference, tol,
+    return register(Case(f"binary_{op}", TTIR[op], binary_kernel, dtypes, SHAPES_1D, build, reference, tol,
                          interpreter=True))
 
 
@@ -180,7 +189,7 @@ def _unary_case(op: str, dtypes: tuple[str, ...]) -> Case:
             return [torch.from_numpy(np.asarray(r, dtype=a.dtype))]
         return [{"neg": torch.neg, "abs": torch.abs}[op](x.double())]
 
-    return register(Case(f"unary_{op}", f"arith.{op}", unary_kernel, dtypes, SHAPES_1D, build, reference, EXACT))
+    return register(Case(f"unary_{op}", TTIR[op], unary_kernel, dtypes, SHAPES_1D, build, reference, EXACT))
 
 
 _unary_case("neg", SIGNED + FLOATS)

@@ -202,17 +202,23 @@ _OPS = {
 
 
 _NAN_OPS = ("clamp", "maximum_nan", "minimum_nan")
+#: the TTIR op each core (non-libdevice) function becomes
+_TTIR = {"exp": "math.exp", "exp2": "math.exp2", "log": "math.log", "log2": "math.log2", "sin": "math.sin",
+         "cos": "math.cos", "sqrt": "math.sqrt", "sqrt_rn": "tt.precise_sqrt", "rsqrt": "math.rsqrt",
+         "floor": "math.floor", "ceil": "math.ceil", "erf": "math.erf", "fma": "math.fma", "div_rn": "tt.precise_divf",
+         "fdiv": "arith.divf", "sigmoid": "math.exp", "clamp": "tt.clampf", "maximum_nan": "arith.maximumf",
+         "minimum_nan": "arith.minimumf"}
 
 
-def _case(op: str) -> Case:
+def _case(op: str, nan: bool = False) -> Case:
     fn, dtypes, (lo, hi, signed), tol = _OPS[op]
 
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         x = rand(shape, dtype, g, lo, hi, signed)
-        if op in _NAN_OPS:  # NaN must propagate through these
-            x = torch.where(torch.rand(shape, generator=g) < 0.2, torch.tensor(float("nan"), dtype=x.dtype), x)
         y = rand(shape, dtype, g, 0.5 if op != "pow" else 0.1, 4 if op != "pow" else 3, op != "pow")
         z = rand(shape, dtype, g, 0.5, 4)
+        if nan:  # drawn last, so that the NaN-free variant's inputs stay the same
+            x = torch.where(torch.rand(shape, generator=g) < 0.2, torch.tensor(float("nan"), dtype=x.dtype), x)
         n = shape[0]
         return Launch([x, y, z, torch.empty_like(x), n], (triton.cdiv(n, BLOCK),), (3,), {"OP": op, "BLOCK": BLOCK})
 
@@ -223,11 +229,13 @@ def _case(op: str) -> Case:
                 10.0 if op == "float2int_rz" else 3.0)
         return [fn(x, y, z)]
 
-    return register(Case(f"math_{op}", f"math.{op}" if list(_OPS).index(op) <= 18 else "tt.extern_elementwise", math_kernel, dtypes,
+    return register(Case(f"math_{op}{'_with_nan' if nan else ''}", _TTIR.get(op, "tt.extern_elementwise"), math_kernel, dtypes,
                          SHAPES, build, reference, tol))
 
 
 for _op in _OPS:
     _case(_op)
+for _op in _NAN_OPS:  # NaN must propagate through these
+    _case(_op, nan=True)
 
 assert math.isfinite(1.0)

@@ -89,7 +89,9 @@ def _shape_case(op: str, out_factor: int = 1) -> Case:
         x = rand((m * n,), dtype, g, 1, 50)
         return Launch([x, torch.empty(m * n * out_factor, dtype=x.dtype)], (1,), (1,), {"OP": op, "M": m, "N": n})
 
-    return register(Case(f"shape_{op}", f"tt.{op.split('_')[0]}", shape_ops_kernel,
+    feature = {"permute3": "tt.trans", "join_split": "tt.join|split", "interleave": "tt.join", "flip": "tt.reshape",
+               "broadcast": "tt.broadcast"}.get(op, f"tt.{op}")
+    return register(Case(f"shape_{op}", feature, shape_ops_kernel,
                          ("int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"),
                          ((2, 4), (16, 32)), build, _shape_ref(op), EXACT))
 
