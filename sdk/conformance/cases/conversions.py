@@ -129,3 +129,28 @@ def _fp8_case(fmt: str, dtypes: tuple[str, ...]) -> Case:
 
 for _f in _FP8:
     _fp8_case(_f, ("float16", "bfloat16", "float32", "float64"))
+
+
+def _e4b15_reference(launch: Launch, dtype: str) -> list[torch.Tensor]:
+    """The CUDA path's fp8e4b15 bit conversions: via f16 (f32 rounds toward zero), magnitude saturated at 1.75
+    (NaN/inf included), rounded half away from zero; widening places the 7 magnitude bits on f16's."""
+    x = launch.args[0]
+    half = x if x.dtype == torch.float16 else _rtz_reference(x, torch.float16)
+    bits = half.view(torch.int16).int() & 0xFFFF
+    mag = torch.clamp(bits & 0x7FFF, max=0x3F00)
+    code = ((mag * 2 + 0x80) >> 8) | ((bits >> 8) & 0x80)
+    back = (((code & 0x7F) << 7) | ((code & 0x80) << 8)).to(torch.int32)
+    back = torch.where(back >= 0x8000, back - 0x10000, back).to(torch.int16).view(torch.float16)
+    return [back.to(x.dtype), code.to(torch.uint8)]
+
+
+def _e4b15_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
+    x = rand(shape, dtype, g, 2.0 ** -16, 2.5)
+    x = torch.where(torch.rand(shape, generator=g) < 0.5, x / 64, x)
+    return Launch([x, torch.empty_like(x), torch.empty(shape, dtype=torch.uint8), shape[0]],
+                  (triton.cdiv(shape[0], BLOCK),), (1, 2), {"FP8": tl.float8e4b15, "ROUND": "", "BLOCK": BLOCK})
+
+
+register(Case("fp8_e4b15", "convert_custom_types", fp8_kernel, ("float16", "float32"), SHAPES, _e4b15_build,
+              _e4b15_reference, EXACT, interpreter=False,
+              note="fp8e4b15 is an i8 in the IR: the target's convert_custom_types codegen function converts it"))
