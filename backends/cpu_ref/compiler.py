@@ -47,7 +47,7 @@ def _convert_custom_types(input: Any, dst_ty: Any, fp_downcast_rounding: Any = N
     import triton.language as tl
 
     s = _semantic
-    i32 = lambda v: s.to_tensor(v)  # noqa: E731
+    i32 = lambda v: s.to_tensor(v)
     if input.type.scalar.is_fp8e4b15():
         w = s.cast(s.bitcast(input, tl.uint8), tl.int32)
         bits = s.or_(s.shl(s.and_(w, i32(0x7F)), i32(7)), s.shl(s.and_(w, i32(0x80)), i32(8)))
