@@ -148,9 +148,9 @@ def test_fp16_lives_in_float_rounded_after_every_op_and_uses_half_loads():
     tt.store %q, %w : tensor<128x!tt.ptr<f16>>
 """, args="%x: !tt.ptr<f16>")
     check_lines(src, """
-        inline ushort tb_f2h(float f) {
-        inline float tb_h2f(ushort h) {
-        inline float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }
+        ushort tb_f2h(float f) {
+        float tb_h2f(ushort h) {
+        float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }
         __kernel void k(__global ushort *a_x0_base, ulong a_x0_off) {
         = vload_half(0, (const __global half *)((a_x0 + ((int)i0))));
         vstore_half_rte(tb_rnd_h((t_v0[r1] + t_v0[r1])), 0, (__global half *)((a_x0 + ((int)i1))));
@@ -164,7 +164,7 @@ def test_float_atomic_add_is_a_cas_loop_with_fences():
     %o = tt.atomic_rmw fadd, acq_rel, gpu, %x, %c : (!tt.ptr<f32>, f32) -> f32
 """)
     check_lines(src, """
-        inline float tb_atomic_add_f32(volatile __global float *p, float v) {
+        float tb_atomic_add_f32(volatile __global float *p, float v) {
         old = atomic_cmpxchg((volatile __global uint *)p, prev, as_uint(as_float(prev) + v));
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0u) { mem_fence(CLK_GLOBAL_MEM_FENCE); ((__local float *)(tb_smem + 0))[0] = tb_atomic_add_f32(
@@ -179,8 +179,8 @@ def test_integer_division_and_shifts_do_not_trap():
     %s = arith.shli %d, %n : i32
 """)
     check_lines(src, """
-        inline int tb_divs_int(int a, int b) { return b == 0 ? (int)-1 : (b == (int)-1 ? (int)((uint)0 - (uint)a) : (int)(a / b)); }
-        inline int tb_shl_int(int a, int b) { return (uint)b >= 32u ? (int)0 : (int)((uint)a << (uint)b); }
+        int tb_divs_int(int a, int b) { return b == 0 ? (int)-1 : (b == (int)-1 ? (int)((uint)0 - (uint)a) : (int)(a / b)); }
+        int tb_shl_int(int a, int b) { return (uint)b >= 32u ? (int)0 : (int)((uint)a << (uint)b); }
         int v_d0 = tb_divs_int(a_n0, a_n0);
         int v_s0 = tb_shl_int(v_d0, a_n0);
     """)

@@ -136,10 +136,12 @@ def literal(value: float, t: Type) -> str:
 
 
 # ---- helper functions, emitted into a program only when used ---------------------------------------------------------
+# Plain (not `inline`) definitions: C99 `inline` without `static` gives no external definition, which some OpenCL
+# compilers then fail to link; the compilers inline these small functions anyway.
 
 HELPERS: dict[str, str] = {
     "tb_f2h": """\
-inline ushort tb_f2h(float f) {
+ushort tb_f2h(float f) {
   uint x = as_uint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u) return (ushort)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
   if (ax >= 0x477ff000u) return (ushort)(sign | 0x7c00u);
@@ -147,7 +149,7 @@ inline ushort tb_f2h(float f) {
   return (ushort)(sign | ((ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13));
 }""",
     "tb_f2h_rtz": """\
-inline ushort tb_f2h_rtz(float f) {
+ushort tb_f2h_rtz(float f) {
   uint x = as_uint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax > 0x7f800000u) return (ushort)(sign | 0x7e00u);
   if (ax == 0x7f800000u) return (ushort)(sign | 0x7c00u);
@@ -156,59 +158,59 @@ inline ushort tb_f2h_rtz(float f) {
   return (ushort)(sign | ((ax - 0x38000000u) >> 13));
 }""",
     "tb_h2f": """\
-inline float tb_h2f(ushort h) {
+float tb_h2f(ushort h) {
   uint sign = ((uint)h & 0x8000u) << 16, e = ((uint)h >> 10) & 0x1fu, m = (uint)h & 0x3ffu;
   if (e == 0u) return as_float(sign | as_uint((float)m * 5.9604644775390625e-8f));
   if (e == 31u) return as_float(sign | 0x7f800000u | (m << 13));
   return as_float(sign | ((e + 112u) << 23) | (m << 13));
 }""",
-    "tb_rnd_h": "inline float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
-    "tb_rnd_h_rtz": "inline float tb_rnd_h_rtz(float x) { return tb_h2f(tb_f2h_rtz(x)); }",
+    "tb_rnd_h": "float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
+    "tb_rnd_h_rtz": "float tb_rnd_h_rtz(float x) { return tb_h2f(tb_f2h_rtz(x)); }",
     "tb_rnd_bf": """\
-inline float tb_rnd_bf(float f) {
+float tb_rnd_bf(float f) {
   uint x = as_uint(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return as_float((x & 0x80000000u) | 0x7fc00000u);
   return as_float((x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u);
 }""",
     "tb_rnd_bf_rtz": """\
-inline float tb_rnd_bf_rtz(float f) {
+float tb_rnd_bf_rtz(float f) {
   uint x = as_uint(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return as_float((x & 0x80000000u) | 0x7fc00000u);
   return as_float(x & 0xffff0000u);
 }""",
     "tb_fmaximum": """\
-inline float tb_fmaximum(float a, float b) {
+float tb_fmaximum(float a, float b) {
   if (isnan(a) || isnan(b)) return NAN;
   if (a == b) return signbit(a) ? b : a;
   return fmax(a, b);
 }""",
     "tb_fminimum": """\
-inline float tb_fminimum(float a, float b) {
+float tb_fminimum(float a, float b) {
   if (isnan(a) || isnan(b)) return NAN;
   if (a == b) return signbit(a) ? a : b;
   return fmin(a, b);
 }""",
     "tb_dmaximum": """\
-inline double tb_dmaximum(double a, double b) {
+double tb_dmaximum(double a, double b) {
   if (isnan(a) || isnan(b)) return (double)NAN;
   if (a == b) return signbit(a) ? b : a;
   return fmax(a, b);
 }""",
     "tb_dminimum": """\
-inline double tb_dminimum(double a, double b) {
+double tb_dminimum(double a, double b) {
   if (isnan(a) || isnan(b)) return (double)NAN;
   if (a == b) return signbit(a) ? a : b;
   return fmin(a, b);
 }""",
     "tb_atomic_add_f32": """\
-inline float tb_atomic_add_f32(volatile __global float *p, float v) {
+float tb_atomic_add_f32(volatile __global float *p, float v) {
   uint prev, old = as_uint(*p);
   do { prev = old; old = atomic_cmpxchg((volatile __global uint *)p, prev, as_uint(as_float(prev) + v)); }
   while (old != prev);
   return as_float(old);
 }""",
     "tb_atomic_add_f64": """\
-inline double tb_atomic_add_f64(volatile __global double *p, double v) {
+double tb_atomic_add_f64(volatile __global double *p, double v) {
   ulong prev, old = as_ulong(*p);
   do { prev = old; old = atom_cmpxchg((volatile __global ulong *)p, prev, as_ulong(as_double(prev) + v)); }
   while (old != prev);

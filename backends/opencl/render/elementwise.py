@@ -61,7 +61,7 @@ def _int_helper(ctx: RenderContext, kind: str, t: Type) -> str:
         "shru": f"return ({U})b >= {w}u ? ({T})0 : ({T})(({U})a >> ({U})b);",
         "shrs": f"return ({T})(a >> (({U})b >= {w}u ? {w - 1}u : ({U})b));",
     }[kind]
-    return ctx.define_helper(name, f"inline {T} {name}({T} a, {T} b) {{ {body} }}")
+    return ctx.define_helper(name, f"{T} {name}({T} a, {T} b) {{ {body} }}")
 
 
 def _wrap(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
