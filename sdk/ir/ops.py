@@ -815,6 +815,13 @@ class GpuBarrier(Barrier):
     name = "gpu.barrier"
 
 
+@register_op
+class Assume(Op):
+    """`llvm.intr.assume %cond` from `tl.assume`: a hint the condition holds."""
+
+    name = "llvm.intr.assume"
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Structured and unstructured control flow
 

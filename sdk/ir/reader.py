@@ -1713,6 +1713,32 @@ def _barrier(p: Parser, st: OpState) -> None:
     p.attr_dict(st.attrs)
 
 
+def _dot_scaled(p: Parser, st: OpState) -> None:
+    """`%a [scale %sa], %b [scale %sb], %c lhs = T rhs = T attr-dict : types -> R`; element kinds kept as strings."""
+    ops = [p.operand()]
+    if p.accept_keyword("scale"):
+        ops.append(p.operand())
+    p.expect(",")
+    ops.append(p.operand())
+    if p.accept_keyword("scale"):
+        ops.append(p.operand())
+    p.expect(",")
+    ops.append(p.operand())
+    st.operands = ops
+    for side, attr in (("lhs", "a_elem_type"), ("rhs", "b_elem_type")):
+        if p.accept_keyword(side):
+            p.expect("=")
+            st.attrs[attr] = StringAttr(p.keyword())
+    p.attr_dict(st.attrs)
+    p.expect(":")
+    while not p.at("->"):
+        p.type()
+        if not (p.accept(",") or p.accept("*")):
+            break
+    p.expect("->")
+    st.result_types = [p.type()]
+
+
 #: op name -> reader of its custom syntax. Ops not listed use `_default_format` (or the generic form when quoted).
 FORMATS: dict[str, Format] = {
     "tt.func": _func,
@@ -1774,6 +1800,7 @@ FORMATS: dict[str, Format] = {
     "cf.cond_br": _cond_br,
     "cf.assert": _assert,
     "ttg.barrier": _barrier,
+    "tt.dot_scaled": _dot_scaled,
 }
 
 

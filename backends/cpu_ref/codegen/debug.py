@@ -10,6 +10,7 @@ is set, and the driver (see `backends/cpu_ref/asserts.py`) raises `AssertionErro
 process survives; programs already running on other threads finish normally.
 
 Barriers are no-ops: one program is one thread on the CPU, so every "thread" of a program is already in step.
+So is `tl.assume` (a hint).
 """
 
 from __future__ import annotations
@@ -116,6 +117,11 @@ def lower_assert(ctx: LoweringContext, op: O.Assert) -> None:
 @RULES.register(O.Barrier)
 def lower_barrier(ctx: LoweringContext, op: O.Barrier) -> None:
     """Nothing to wait for: a program's work items run in order on one thread."""
+
+
+@RULES.register(O.Assume)
+def lower_assume(ctx: LoweringContext, op: O.Assume) -> None:
+    """`tl.assume`: a hint only. Not passed to LLVM, where a false assumption would be undefined behaviour."""
 
 
 def _value_format(t: T.Type, signed: bool, hex_: bool) -> str:
