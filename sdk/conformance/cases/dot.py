@@ -75,3 +75,33 @@ register(Case("dot_batched", "tt.dot", batched_dot_kernel, ("float16", "float32"
               _batched_build, lambda launch, d: [launch.args[0].double() @ launch.args[1].double()], normwise(16)))
 
 assert TORCH
+
+
+@triton.jit
+def dot_fp8_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, FA: tl.constexpr,
+                   FB: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(FA)
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(FB)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+_FP8_PAIRS = {"e4m3xe4m3": (tl.float8e4nv, torch.float8_e4m3fn, tl.float8e4nv, torch.float8_e4m3fn),
+              "e4m3xe5m2": (tl.float8e4nv, torch.float8_e4m3fn, tl.float8e5, torch.float8_e5m2)}
+
+
+def _fp8_build(pair: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
+    m, n, k = shape
+    fa, _, fb, _ = _FP8_PAIRS[pair]
+    a, b = rand((m, k), "float32", g, 0.1, 4), rand((k, n), "float32", g, 0.1, 4)
+    return Launch([a, b, torch.empty((m, n))], (1,), (2,), {"M": m, "N": n, "K": k, "FA": fa, "FB": fb})
+
+
+def _fp8_ref(launch: Launch, pair: str) -> list[torch.Tensor]:
+    _, ta, _, tb = _FP8_PAIRS[pair]
+    a, b = launch.args[0].to(ta).double(), launch.args[1].to(tb).double()
+    return [a @ b]
+
+
+register(Case("dot_fp8", "tt.dot", dot_fp8_kernel, tuple(_FP8_PAIRS), ((16, 16, 32), (32, 16, 16)), _fp8_build,
+              _fp8_ref, normwise(16), interpreter=False, note="dtypes name the fp8 operand formats"))
