@@ -43,7 +43,8 @@ def rmw_kernel(x_ptr, acc_ptr, n, OP: tl.constexpr, SLOTS: tl.constexpr, BLOCK: 
         tl.static_assert(False, "unknown op")
 
 
-def _rmw_case(op: str, dtypes: tuple[str, ...]) -> Case:
+def _rmw_case(op: str, dtypes: tuple[str, ...], shapes: tuple[tuple[int, ...], ...] = ((1,), (1000,), (5000,)),
+              suffix: str = "") -> Case:
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         n = shape[0]
         if op in ("and", "or", "xor"):
@@ -68,11 +69,14 @@ def _rmw_case(op: str, dtypes: tuple[str, ...]) -> Case:
         out = torch.from_numpy(acc)
         return [out.to(torch.bfloat16) if bf16 else out]
 
-    return register(Case(f"atomic_{op}", "tt.atomic_rmw", rmw_kernel, dtypes, ((1,), (1000,), (5000,)), build,
+    return register(Case(f"atomic_{op}{suffix}", "tt.atomic_rmw", rmw_kernel, dtypes, shapes, build,
                          reference, EXACT))
 
 
-_rmw_case("add", ("int32", "int64", "uint32", "uint64", "float16", "bfloat16", "float32", "float64"))
+_rmw_case("add", ("int32", "int64", "uint32", "uint64", "float32", "float64"))
+# half types: few enough additions per address (25 of at most 8 in magnitude, plus the start value) that every
+# partial sum is an integer below 256, exact in bf16 and fp16 whatever order the threads add in
+_rmw_case("add", ("float16", "bfloat16"), ((1,), (200,)), suffix="_half")
 _rmw_case("max", ("int32", "int64", "uint32", "uint64", "float32", "float64"))
 _rmw_case("min", ("int32", "int64", "uint32", "uint64", "float32", "float64"))
 for _op in ("and", "or", "xor"):
