@@ -281,3 +281,28 @@ def test_cli_lists_the_opencl_device():
     out = _run("from triton_backend_sdk.cli import main; main(['devices'])")
     line = next(ln for ln in out.splitlines() if ln.startswith("opencl"))
     assert "arch=" in line and "warp=" in line
+
+
+@triton.jit
+def swap_carries_kernel(out_ptr, n_iter, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = r.to(tl.float32)
+    b = r.to(tl.float32) * 10
+    s, t = 1, 2
+    for _ in range(n_iter):
+        a, b = b, a + 1  # each new carry reads the other's old value: a parallel assignment
+        s, t = t, s
+    tl.store(out_ptr + r, a + b * 1000 + s * 1000000 + t * 10000000)
+
+
+@pytest.mark.parametrize("n_iter", [0, 1, 2, 5])
+def test_loop_carries_are_assigned_in_parallel(ocl, n_iter):
+    block = 256
+    out = torch.empty(block)
+    swap_carries_kernel[(1,)](out, n_iter, BLOCK=block)
+    a, b = torch.arange(block, dtype=torch.float32), torch.arange(block, dtype=torch.float32) * 10
+    s, t = 1, 2
+    for _ in range(n_iter):
+        a, b = b, a + 1
+        s, t = t, s
+    torch.testing.assert_close(out, a + b * 1000 + s * 1000000 + t * 10000000)

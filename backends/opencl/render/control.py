@@ -31,20 +31,24 @@ def declare_like(ctx: RenderContext, v: Value, init: Any | None = None) -> Any:
 
 
 def assign_all(ctx: RenderContext, values: list[Value], targets: list[Any]) -> None:
-    """targets = values, as a parallel assignment (a yielded value may read a target that is also assigned)."""
-    temps: list[tuple[Any, Any]] = []
+    """targets = values, as a parallel assignment: a value that may still read a target (a generator, or a target
+    itself) is first copied to a temporary; values already stored elsewhere are copied straight in, last."""
+    target_ids = {id(t) for t in targets} | {t for t in targets if isinstance(t, str)}
+    moves: list[tuple[Any, Any]] = []
     for v, dst in zip(values, targets):
         x = ctx.get(v)
         if x is dst or (isinstance(x, str) and x == dst):
             continue
-        temps.append((declare_like(ctx, v, x), dst))
-    for tmp, dst in temps:
+        reads_targets = (isinstance(x, Tile) and x.reg is None) or id(x) in target_ids or \
+            (isinstance(x, str) and x in target_ids)
+        moves.append((declare_like(ctx, v, x) if reads_targets else x, dst))
+    for src, dst in moves:
         if isinstance(dst, Tile):
             reps = max(1, dst.numel // ctx.L)
             q = ctx.fresh("q")
-            ctx.emit(f"for (uint {q} = 0u; {q} < {reps}u; ++{q}) {dst.reg}[{q}] = {tmp.reg}[{q}];")
+            ctx.emit(f"for (uint {q} = 0u; {q} < {reps}u; ++{q}) {dst.reg}[{q}] = {src.reg}[{q}];")
         else:
-            ctx.emit(f"{dst} = {tmp};")
+            ctx.emit(f"{dst} = {src};")
 
 
 @RULES.register(O.For)
