@@ -223,3 +223,24 @@ def test_early_return_branches_between_blocks():
 def test_barrier_emits_nothing():
     with_barrier = lower("    ttg.barrier all")
     assert with_barrier == lower("")
+
+
+def test_ceil_and_floor_division_step_the_truncating_quotient():
+    ir = lower("""
+    %c = arith.constant 3 : i32
+    %a = arith.ceildivsi %n, %c : i32
+    %b = arith.floordivsi %a, %c : i32
+    %u = arith.ceildivui %b, %c : i32
+    %p = tt.addptr %x, %u : !tt.ptr<f32>, i32""")
+    check_lines(ir, """
+        sdiv i32
+        srem i32
+        icmp slt i32
+        add i32
+        sdiv i32
+        srem i32
+        sub i32
+        udiv i32
+        urem i32
+        add i32
+    """)

@@ -83,6 +83,21 @@ def _div(ctx: LoweringContext, a: ir.Value, c: ir.Value, signed: bool, rem: bool
     return b.select(zero, a if rem else _all_ones(ty), r)
 
 
+def _rounded_div(ctx: LoweringContext, a: ir.Value, c: ir.Value, signed: bool, up: bool) -> ir.Value:
+    """arith.ceildivsi/ceildivui/floordivsi: the truncating quotient stepped by one where it rounded the wrong way."""
+    b = ctx.b
+    ty = a.type
+    q = _div(ctx, a, c, signed, False)
+    inexact = b.icmp_unsigned("!=", _div(ctx, a, c, signed, True), ir.Constant(ty, 0))
+    if not signed:
+        return b.add(q, b.zext(inexact, ty))
+    zero = ir.Constant(ty, 0)
+    same_sign = b.icmp_unsigned("==", b.icmp_signed("<", a, zero), b.icmp_signed("<", c, zero))
+    if up:
+        return b.add(q, b.zext(b.and_(inexact, same_sign), ty))
+    return b.sub(q, b.zext(b.and_(inexact, b.not_(same_sign)), ty))
+
+
 def _shift(ctx: LoweringContext, a: ir.Value, c: ir.Value, kind: str) -> ir.Value:
     b = ctx.b
     ty = a.type
@@ -123,6 +138,9 @@ _INT_BINARY: dict[type, Callable[[LoweringContext, ir.Value, ir.Value], ir.Value
     O.OrI: lambda ctx, a, c: ctx.b.or_(a, c),
     O.XOrI: lambda ctx, a, c: ctx.b.xor(a, c),
     O.MulhiUI: _mulhi,
+    O.CeilDivSI: lambda ctx, a, c: _rounded_div(ctx, a, c, True, True),
+    O.CeilDivUI: lambda ctx, a, c: _rounded_div(ctx, a, c, False, True),
+    O.FloorDivSI: lambda ctx, a, c: _rounded_div(ctx, a, c, True, False),
 }
 
 
