@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from llvmlite import ir
 from triton_backend_sdk.ir import ops as O
-from triton_backend_sdk.ir.core import BlockArgument
+from triton_backend_sdk.ir.core import BlockArgument, Value
 
 from .context import LoweringContext, Tile, linear_index
+from .convert import fp8_to_float
 from .rules import RULES
-from .types import F64, I64, bit_width, is_float_type, llvm_type
+from .types import F32, F64, I64, bit_width, fp8_format, is_float_type, llvm_type
 
 #: vector registers a microkernel may keep accumulators in (x86-64 with AVX-512 has 32, AVX2 16)
 _ACC_REGS = {512: 16, 256: 8, 128: 8}
@@ -164,9 +165,20 @@ def _accumulates_in_place(op: O.Dot) -> bool:
     return [(u, i) for u, i in op.result.uses] == [(term, acc.index - 1)] and isinstance(term, O.Yield)
 
 
+def _decoded(ctx: LoweringContext, t: Tile, v: Value) -> Tile:
+    """fp8 operands travel as i8 bit patterns: decode them to f32 once, before the product reads them."""
+    fmt = fp8_format(v.type)
+    if fmt is None:
+        return t
+    return ctx.materialize(Tile(t.shape, F32, gen=lambda b, idx: fp8_to_float(ctx, t.element(b, idx), fmt, F32),
+                                cost=t.cost + 2))
+
+
 @RULES.register(O.Dot)
 def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
     a, b_, c = (ctx.tile(v) for v in op.operands)
+    a = _decoded(ctx, a, op.operands[0])
+    b_ = _decoded(ctx, b_, op.operands[1])
     a = a if a.buf is not None else ctx.materialize(a)
     b_ = b_ if b_.buf is not None else ctx.materialize(b_)
     res = op.result
