@@ -15,7 +15,7 @@ API_VERSION = 1
 
 # Import Triton first: its backend discovery imports our backends' compiler/driver modules, and must complete
 # before anything imports one of those modules directly (a half-initialised module has no backend class to find).
-import triton  # noqa: E402, F401
+import triton  # noqa: F401
 
 _LAZY = {
     "TargetBackend": "backend",
@@ -27,6 +27,11 @@ _LAZY = {
     "Stage": "pipeline",
     "IRPass": "pipeline",
     "inject": "pipeline",
+    "ir_pass": "pipeline",
+    "TritonPass": "pipeline",
+    "Plugin": "plugins",
+    "PluginError": "plugins",
+    "custom_op": "custom_ops",
     "RuleTable": "lowering",
     "SDKError": "errors",
     "LoweringError": "errors",
