@@ -40,7 +40,6 @@ def test_importing_backends_pulls_in_no_heavy_modules():
 
 def test_never_active_where_a_gpu_driver_is(monkeypatch):
     from triton.backends import backends
-
     from triton_backend_sdk.driver import SDKDriver
 
     others = [b for b in backends.values() if not issubclass(b.driver, SDKDriver)]

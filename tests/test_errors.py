@@ -29,7 +29,8 @@ def test_missing_rule_names_op_dtype_and_kernel_line(backend):
     msg = str(err)
     assert "tt.elementwise_inline_asm" in msg and "i32" in msg
     assert f"{__file__}:" in msg, msg
-    lines = open(__file__).read().splitlines()
+    with open(__file__) as f:
+        lines = f.read().splitlines()
     line = next(i for i, text in enumerate(lines, 1) if "y = tl.inline_asm_elementwise" in text)
     assert f"{__file__}:{line}:" in msg
     assert "repro" in msg and "TRITON_SDK_DUMP_DIR" in msg
