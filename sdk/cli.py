@@ -76,6 +76,13 @@ def _cmd_devices(args: argparse.Namespace) -> int:
             continue
         print(f"{name:10s} arch={d.arch} warp={d.warp_size} units={d.num_compute_units} vector={d.vector_width_bits}b "
               f"active={b.driver.is_active()}")
+        listing = getattr(b.compiler, "devices", None)  # optional: a backend with several selectable devices
+        if listing is not None:
+            try:
+                for line in listing():
+                    print(f"{'':10s} {line}")
+            except Exception as e:  # noqa: BLE001
+                print(f"{'':10s} (device listing failed: {e})")
     return 0
 
 

@@ -32,6 +32,21 @@ class OpenCLBackend(TargetBackend):
 
         return describe(None if target is None else str(target.arch))
 
+    @classmethod
+    def devices(cls) -> list[str]:
+        """Every OpenCL device, by the index TRITON_OPENCL_DEVICE takes; `triton-sdk devices` prints these."""
+        from .runtime import device_lines
+
+        return device_lines()
+
+    def get_codegen_implementation(self, options: Options) -> dict:
+        """Adds `convert_custom_types`, which Triton's frontend needs for fp8e4b15 casts."""
+        from .fp8 import convert_custom_types
+
+        fns = super().get_codegen_implementation(options)
+        fns["convert_custom_types"] = convert_custom_types
+        return fns
+
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         return [
             Stage("cl", lambda src, md: self.make_cl(src, md, state, options)),

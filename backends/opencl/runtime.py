@@ -69,6 +69,12 @@ def _pick(spec: str, devices: tuple[Any, ...]) -> Any:
     raise DeviceError(f"no OpenCL device matches {spec!r}; {listing()}")
 
 
+def device_lines() -> list[str]:
+    sel = selected_device()
+    return [f"[{i}] {_label(d)} | {d.opencl_c_version.strip()} | warp={_warp_size(d)} local={d.local_mem_size}"
+            f"{'  <- selected' if d == sel else ''}" for i, d in enumerate(all_devices())]
+
+
 def listing() -> str:
     return "devices: " + "; ".join(f"{i}: {_label(d)}" for i, d in enumerate(all_devices()))
 
