@@ -235,3 +235,36 @@ def render_atomic_cas(ctx: RenderContext, op: O.AtomicCAS) -> None:
     _render_atomic(ctx, op, op.sem, op.operands[0], None,
                    lambda idx, t: _cas_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(cmp, idx),
                                             ctx.element(val, idx)))
+
+
+@OPENCL_RULES.register(O.Histogram)
+def render_histogram(ctx: RenderContext, op: O.Histogram) -> None:
+    """Counts in local memory with local atomics (values outside [0, bins) are ignored, as on the GPU; 3.9's
+    optional mask drops masked-off elements), then read back into the result's layout."""
+    src_v = op.operands[0]
+    src = ctx.get(src_v)
+    mask = ctx.get(op.operands[1]) if len(op.operands) > 1 else None
+    res = op.result
+    bins = res.type.shape[0]
+    if CT.int_width(src_v.type) not in (32, 64) or ctx.ctype(res) != "int":
+        raise ctx.unsupported(f"tt.histogram of {src_v.type.element} into {res.type.element}", op)
+    base = ctx.scratch_top
+    arr = ctx.local_array("int", ctx.alloc(bins * 4))
+    ctx.barrier()
+    t = ctx.fresh("t")
+    ctx.emit(f"for (uint {t} = lid; {t} < {bins}u; {t} += {ctx.L}u) {arr}[{t}] = 0;")
+    ctx.barrier()
+
+    def count(idx: Idx) -> None:
+        v = ctx.element(src, idx)
+        cond = f"(ulong)({v}) < {bins}UL"
+        if mask is not None:
+            cond = f"{ctx.element(mask, idx)} && {cond}"
+        ctx.emit(f"if ({cond}) atomic_inc(&{arr}[(uint)({v})]);")
+
+    ctx.tile_loop(src_v.type.shape, count, owner=True)
+    ctx.barrier()
+    out = ctx.declare_tile(res.type.shape, "int", ctx.name_for(res, "t"))
+    ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {arr}[{idx.lin}];"))
+    ctx.scratch_top = base
+    ctx.define(res, out)
