@@ -306,3 +306,22 @@ def test_loop_carries_are_assigned_in_parallel(ocl, n_iter):
         a, b = b, a + 1
         s, t = t, s
     torch.testing.assert_close(out, a + b * 1000 + s * 1000000 + t * 10000000)
+
+
+@triton.jit
+def spin_then_count_kernel(flag_ptr, lock_ptr, count_ptr):
+    # every program takes a spin lock (atomic_cas) and polls a volatile flag: both must be seen alike by the whole
+    # work-group, or its work-items would part ways at the next barrier
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    c = tl.load(count_ptr, volatile=True)
+    tl.store(count_ptr, c + tl.load(flag_ptr, volatile=True))
+    tl.debug_barrier()
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+def test_spin_lock_and_volatile_scalar_loads_stay_uniform(ocl):
+    flag, lock, count = torch.ones(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), \
+        torch.zeros(1, dtype=torch.int32)
+    spin_then_count_kernel[(64,)](flag, lock, count)
+    assert count.item() == 64 and lock.item() == 0

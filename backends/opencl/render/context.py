@@ -13,7 +13,8 @@ memory: before the loop that needs it, the tile is *published* — written to th
 barriers — and the loop reads it there. Reductions, scans and `tl.dot` go through the same scratch area.
 
 All control flow is uniform across the work-group (every scalar is computed identically by every work-item; scalar
-atomics are done by work-item 0 and broadcast through local memory), so barriers inside loops and branches are safe.
+atomics and volatile scalar loads are done by work-item 0 and broadcast through local memory), so barriers inside
+loops and branches are safe.
 """
 
 from __future__ import annotations

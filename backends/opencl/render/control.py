@@ -194,3 +194,9 @@ def render_cond_br(ctx: RenderContext, op: O.CondBr) -> None:
     with ctx.indent():
         _jump(ctx, op.successors[1], op.operands[1 + n_true:])
     ctx.emit("}")
+
+
+@RULES.register(O.Barrier)
+def render_barrier(ctx: RenderContext, op: O.Barrier) -> None:
+    """`tl.debug_barrier()`: the work-group barrier, ordering global as well as local memory."""
+    ctx.emit(ctx.lang.full_barrier)

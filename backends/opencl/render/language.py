@@ -18,6 +18,8 @@ class CStyleLanguage:
     constant_qual: str = "const"
     #: a barrier that also orders the group's local-memory accesses
     barrier: str = ""
+    #: a barrier that also orders global memory (`tl.debug_barrier`)
+    full_barrier: str = ""
     #: a fence around atomics with acquire/release semantics
     global_fence: str = ""
     local_id: str = ""
@@ -41,6 +43,7 @@ class OpenCLLanguage(CStyleLanguage):
     local_qual: str = "__local "
     constant_qual: str = "__constant"
     barrier: str = "barrier(CLK_LOCAL_MEM_FENCE);"
+    full_barrier: str = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
     global_fence: str = "mem_fence(CLK_GLOBAL_MEM_FENCE);"
     local_id: str = "(uint)get_local_id(0)"
     group_id: str = "(int)get_group_id({axis})"

@@ -82,6 +82,17 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
         return f"({ctx.element(mask, idx)} ? {read} : {alt})"
 
     if not res.type.is_tensor:
+        if volatile:  # may change between work-items' reads (a flag polled in a loop): read once, share the value
+            off = ctx.alloc(8)
+            arr = ctx.local_array(ctype, off)
+            name = ctx.name_for(res)
+            ctx.barrier()
+            ctx.emit(f"if (lid == 0u) {arr}[0] = {value(Idx((), lin='0u'))};")
+            ctx.barrier()
+            ctx.emit(f"{ctype} {name} = {arr}[0];")
+            ctx.scratch_top = off
+            ctx.define(res, name)
+            return
         ctx.define(res, value(Idx((), lin="0u")))
         return
     out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
