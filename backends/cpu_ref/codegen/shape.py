@@ -92,17 +92,46 @@ def lower_broadcast(ctx: LoweringContext, op: O.Broadcast) -> None:
     if not isinstance(src, Tile):
         ctx.define(op.result, Tile(shape, src.type, gen=lambda b, idx: src, cost=0))
         return
-    if src.buf is None and src.cost > CHEAP:
+    stored = src.buf is None and src.cost > CHEAP
+    if stored:
         # store the small source once rather than recompute it for every element of the broadcast: a row or column
         # of expensive index math (x % M) becomes one load that LLVM hoists out of the inner loop
         src = ctx.materialize(src)
     zero = ir.Constant(I64, 0)
     keep = [s == d for s, d in zip(src.shape, shape)]
+    run = _unit_stride_flag(ctx, src) if stored and keep[-1] and shape[-1] > 1 else None
 
     def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
-        return src.element(b, [i if k else zero for i, k in zip(idx, keep)])
+        v = src.element(b, [i if k else zero for i, k in zip(idx, keep)])
+        if run is None:
+            return v
+        # a stored row that is, at run time, first + j: the affine form lets loads through it vectorize (LLVM
+        # unswitches the loop on the invariant flag); otherwise the stored values are used
+        flag, first = run
+        affine = b.add(first, b.trunc(idx[-1], src.ety))
+        return b.select(flag, affine, v)
 
     ctx.define(op.result, Tile(shape, src.ety, gen=gen, cost=src.cost if src.buf is None else 1))
+
+
+def _unit_stride_flag(ctx: LoweringContext, src: Tile) -> tuple[ir.Value, ir.Value] | None:
+    """For a stored integer row (all dims but the last are 1): (src[j] == src[0] + j for every j, src[0])."""
+    if not isinstance(src.ety, ir.IntType) or src.ety.width < 8 or any(d != 1 for d in src.shape[:-1]):
+        return None
+    b = ctx.b
+    lead = [ir.Constant(I64, 0)] * (len(src.shape) - 1)
+    first = src.element(b, lead + [ir.Constant(I64, 0)])
+    slot = ctx.alloca(ir.IntType(1), 1, "unit_stride")
+    b.store(ir.Constant(ir.IntType(8), 1), slot)
+
+    def check(j: ir.Value) -> None:
+        bb = ctx.b
+        same = bb.icmp_signed("==", src.element(bb, lead + [j]), bb.add(first, bb.trunc(j, src.ety)))
+        bb.store(bb.and_(bb.load(slot, typ=ir.IntType(8)), bb.zext(same, ir.IntType(8))), slot)
+
+    ctx.counted_loop(ir.Constant(I64, src.shape[-1]), check, known_nonzero=True)
+    flag = b.icmp_unsigned("!=", b.load(slot, typ=ir.IntType(8)), ir.Constant(ir.IntType(8), 0))
+    return flag, first
 
 
 @RULES.register(O.ExpandDims)
