@@ -207,6 +207,24 @@ def test_op_without_a_rule_names_op_dtype_and_line():
 """)
 
 
-def test_fp8_is_refused_at_compile_time():
-    with pytest.raises(UnsupportedError, match="f8E5M2"):
-        render("", args="%x: !tt.ptr<f8E5M2>")
+def test_fp8_lives_in_float_and_is_a_byte_in_memory():
+    src = render("""
+    %v = tt.load %x : !tt.ptr<f8E5M2>
+    %w = tt.fp_to_fp %v : f8E5M2 -> f32
+    %y = tt.fp_to_fp %w, rounding = rtne : f32 -> f8E4M3FN
+    tt.store %x2, %y : !tt.ptr<f8E4M3FN>
+""", args="%x: !tt.ptr<f8E5M2>, %x2: !tt.ptr<f8E4M3FN>")
+    check_lines(src, """
+        float tb_e5m2_dec(uchar b) {
+        float tb_e4m3_dec(uchar b) {
+        uchar tb_e4m3_enc(float f) {
+        __kernel void k(__global uchar *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off) {
+        float v_v0 = tb_e5m2_dec(*(a_x0));
+        float v_y0 = tb_e4m3_dec(tb_e4m3_enc(v_v0));
+        if (lid == 0u) { *(a_x2_0) = tb_e4m3_enc(v_y0); }
+    """)
+
+
+def test_fnuz_fp8_is_refused_at_compile_time():
+    with pytest.raises(UnsupportedError, match="f8E4M3FNUZ"):
+        render("", args="%x: !tt.ptr<f8E4M3FNUZ>")

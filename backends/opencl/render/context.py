@@ -215,6 +215,14 @@ class RenderContext:
         self.helper_text[name] = text
         return self.helper(name)
 
+    def fp8_helper(self, t: Any, kind: str) -> str:
+        """The encoder (`enc`) or decoder (`dec`) of fp8 type `t`, added to the program."""
+        fmt = CT.fp8_of(t)
+        assert fmt is not None
+        for name, text in CT.fp8_helpers(fmt).items():
+            self.helper_text.setdefault(name, text)
+        return self.helper(f"tb_{fmt[0]}_{kind}")
+
     def helper(self, name: str) -> str:
         for dep in CT.HELPER_DEPS.get(name, ()):
             self.helper(dep)

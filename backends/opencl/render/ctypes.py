@@ -15,11 +15,16 @@ from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType
 
 INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
 UINT_C = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
-FLOAT_C = {FloatKind.F16: "float", FloatKind.BF16: "float", FloatKind.F32: "float", FloatKind.F64: "double"}
+FLOAT_C = {FloatKind.F16: "float", FloatKind.BF16: "float", FloatKind.F32: "float", FloatKind.F64: "double",
+           FloatKind.F8E4M3FN: "float", FloatKind.F8E5M2: "float"}
 #: the name of each element type in memory (pointee C type)
-MEM_FLOAT_C = {FloatKind.F16: "ushort", FloatKind.BF16: "ushort", FloatKind.F32: "float", FloatKind.F64: "double"}
+MEM_FLOAT_C = {FloatKind.F16: "ushort", FloatKind.BF16: "ushort", FloatKind.F32: "float", FloatKind.F64: "double",
+               FloatKind.F8E4M3FN: "uchar", FloatKind.F8E5M2: "uchar"}
+#: fp8 formats: helper-name suffix, exponent bits, mantissa bits, bias, whether the top exponent means inf/NaN
+FP8 = {FloatKind.F8E4M3FN: ("e4m3", 4, 3, 7, False), FloatKind.F8E5M2: ("e5m2", 5, 2, 15, True)}
 #: dtypes as Triton names them, for error messages
-DTYPE_NAMES = {FloatKind.F16: "fp16", FloatKind.BF16: "bf16", FloatKind.F32: "fp32", FloatKind.F64: "fp64"}
+DTYPE_NAMES = {FloatKind.F16: "fp16", FloatKind.BF16: "bf16", FloatKind.F32: "fp32", FloatKind.F64: "fp64",
+               FloatKind.F8E4M3FN: "fp8e4nv", FloatKind.F8E5M2: "fp8e5"}
 
 
 class TypeError_(Exception):
@@ -80,6 +85,41 @@ def is_half(t: Type) -> bool:
 def is_bf16(t: Type) -> bool:
     e = t.element
     return isinstance(e, FloatType) and e.kind == FloatKind.BF16
+
+
+def fp8_of(t: Type) -> tuple[str, int, int, int, bool] | None:
+    e = t.element
+    return FP8.get(e.kind) if isinstance(e, FloatType) else None
+
+
+def fp8_helpers(fmt: tuple[str, int, int, int, bool]) -> dict[str, str]:
+    """Encoder (float -> byte, round to nearest even; overflow to inf, or to NaN where the format has no inf) and
+    decoder (byte -> float) of one fp8 format, as C text."""
+    tag, E, M, bias, ieee = fmt
+    shift = 23 - M
+    top = (1 << E) - 1
+    nan = 0x7F if not ieee else (top << M) | (1 << (M - 1))
+    inf = (top << M) if ieee else 0x7F
+    max_code = ((top << M) - 1) if ieee else 0x7E
+    sub_scale = f"{2.0 ** (bias - 1 + M)!r}f"
+    unit = f"{2.0 ** (1 - bias - M)!r}f"
+    special = f"e == {top}u" if ieee else f"(e == {top}u && m == {(1 << M) - 1}u)"
+    special_val = "(m ? NAN : INFINITY)" if ieee else "NAN"
+    enc = f"""\
+uchar tb_{tag}_enc(float f) {{
+  uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = x & 0x7fffffffu, r;
+  if (ax > 0x7f800000u) return (uchar)(sign | {nan}u);
+  if (ax < {(127 + 1 - bias) << 23}u) r = (uint)rint(as_float(ax) * {sub_scale});
+  else r = ((ax + {(1 << (shift - 1)) - 1}u + ((ax >> {shift}) & 1u)) >> {shift}) - {(127 - bias) << M}u;
+  return (uchar)(sign | (r > {max_code}u ? {inf}u : r));
+}}"""
+    dec = f"""\
+float tb_{tag}_dec(uchar b) {{
+  uint e = ((uint)b >> {M}) & {top}u, m = (uint)b & {(1 << M) - 1}u;
+  float v = e == 0u ? (float)m * {unit} : ({special} ? {special_val} : as_float(((e + {127 - bias}u) << 23) | (m << {shift})));
+  return (b & 0x80u) ? -v : v;
+}}"""
+    return {f"tb_{tag}_enc": enc, f"tb_{tag}_dec": dec}
 
 
 def is_f64(t: Type) -> bool:

@@ -39,7 +39,11 @@ def lift(ctx: RenderContext, op: Op, fn: Callable[..., str], cost: int = 1) -> N
 
 
 def round_to(t: Type, expr: str, ctx: RenderContext, rtz: bool = False) -> str:
-    """Round a float expression to `t`'s format when `t` is f16/bf16 (values are kept exactly representable)."""
+    """Round a float expression to `t`'s format when `t` is f16/bf16/fp8 (values are kept exactly representable)."""
+    if CT.fp8_of(t) is not None:
+        if rtz:
+            raise ctx.unsupported(f"round-toward-zero conversion to {t.element}")
+        return f"{ctx.fp8_helper(t, 'dec')}({ctx.fp8_helper(t, 'enc')}({expr}))"
     if CT.is_half(t):
         return f"{ctx.helper('tb_rnd_h_rtz' if rtz else 'tb_rnd_h')}({expr})"
     if CT.is_bf16(t):
@@ -305,6 +309,8 @@ def _int_cast(src: Type, dst: Type, signed: bool) -> Callable[[str], str]:
 
 def _to_bits(ctx: RenderContext, t: Type, a: str) -> str:
     """The bit pattern of a value of element type `t`, as an unsigned integer of its width."""
+    if CT.fp8_of(t) is not None:
+        return f"{ctx.fp8_helper(t, 'enc')}({a})"
     if CT.is_half(t):
         return f"{ctx.helper('tb_f2h')}({a})"
     if CT.is_bf16(t):
@@ -315,6 +321,8 @@ def _to_bits(ctx: RenderContext, t: Type, a: str) -> str:
 
 
 def _from_bits(ctx: RenderContext, t: Type, bits: str) -> str:
+    if CT.fp8_of(t) is not None:
+        return f"{ctx.fp8_helper(t, 'dec')}((uchar){bits})"
     if CT.is_half(t):
         return f"{ctx.helper('tb_h2f')}((ushort){bits})"
     if CT.is_bf16(t):

@@ -39,6 +39,8 @@ def pointee(ctx: RenderContext, ptr: Value, op: Op) -> Type:
 
 
 def load_expr(ctx: RenderContext, t: Type, p: str, volatile: bool = False) -> str:
+    if CT.fp8_of(t) is not None:
+        return f"{ctx.fp8_helper(t, 'dec')}(*({p}))"
     if CT.is_half(t):
         return ctx.lang.half_load.format(ptr=p)
     if CT.is_bf16(t):
@@ -51,6 +53,8 @@ def load_expr(ctx: RenderContext, t: Type, p: str, volatile: bool = False) -> st
 
 
 def store_stmt(ctx: RenderContext, t: Type, p: str, v: str) -> str:
+    if CT.fp8_of(t) is not None:
+        return f"*({p}) = {ctx.fp8_helper(t, 'enc')}({v});"
     if CT.is_half(t):
         return ctx.lang.half_store.format(value=v, ptr=p) + ";"
     if CT.is_bf16(t):
