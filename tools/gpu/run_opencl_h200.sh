@@ -35,7 +35,9 @@ mkdir -p "$SITE" "$WORK/icd" "$WORK/cache"
   ls -la /etc/OpenCL/vendors /usr/local/nvidia/lib64 2>&1 | head -40; } > "$OUT/env.txt" 2>&1
 
 # ---- OpenCL ICDs: NVIDIA through an ICD file, PoCL's own files kept ----------------------------------------------
-echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > "$WORK/icd/nvidia.icd"
+NVCL=/usr/local/nvidia/lib64/libnvidia-opencl.so.1
+[ -e "$NVCL" ] || NVCL=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
+echo "${NVCL:-/usr/local/nvidia/lib64/libnvidia-opencl.so.1}" > "$WORK/icd/nvidia.icd"
 cp /etc/OpenCL/vendors/*.icd "$WORK/icd/" 2>/dev/null || true
 export OCL_ICD_VENDORS=$WORK/icd
 export TRITON_OPENCL_DEVICE=${TRITON_OPENCL_DEVICE:-NVIDIA}
