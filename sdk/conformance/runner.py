@@ -224,6 +224,26 @@ def _run_one(case: Case, dtype: str, shape: tuple[int, ...], seed: int, referenc
     return res
 
 
+def _to_cuda(a: Any) -> Any:
+    """Tensors, and the tensors inside host-side tensor descriptors, moved to the GPU."""
+    import dataclasses
+
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        return a.cuda()
+    if dataclasses.is_dataclass(a) and isinstance(getattr(a, "base", None), torch.Tensor):
+        return dataclasses.replace(a, base=a.base.cuda())
+    return a
+
+
+def _cuda_scratch(size: int, alignment: int, stream: Any) -> Any:
+    """Global scratch for kernels that build tensor descriptors on the device (Triton asks for an allocator)."""
+    import torch
+
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
 def run_on_cuda(case: Case, dtype: str, shape: tuple[int, ...], seed: int) -> tuple[str, list, str]:
     """Run a case with Triton's own CUDA backend on this machine's GPU; outputs come back to the CPU."""
     import torch
@@ -236,14 +256,17 @@ def run_on_cuda(case: Case, dtype: str, shape: tuple[int, ...], seed: int) -> tu
         return "error", [], "no CUDA GPU with Triton's nvidia backend in this process"
     previous = driver.active
     driver.set_active(backends["nvidia"].driver())
+    import triton
+
+    triton.set_allocator(_cuda_scratch)
     try:
         try:
             launch = make_launch(case, dtype, shape, seed)
             inputs = launch.clone()
-            launch.args = [a.cuda() if isinstance(a, torch.Tensor) else a for a in launch.args]
+            launch.args = [_to_cuda(a) for a in launch.args]
             case.kernel[launch.grid](*launch.args, **launch.constexprs, **launch.options)
             torch.cuda.synchronize()
-            outputs = [launch.args[i].cpu() for i in launch.outputs]
+            outputs = [getattr(launch.args[i], "base", launch.args[i]).cpu() for i in launch.outputs]
             ok, _, msg = check_outputs(case, dtype, launch, outputs, case.reference(inputs, dtype))
         except Exception as e:  # noqa: BLE001 - reported as the CUDA path's outcome
             return "error", [], f"{type(e).__name__}: {e}"[:500]

@@ -4,6 +4,8 @@ Run on a CUDA machine from the repository root (the SDK need not be installed; i
 as `triton_backend_sdk`, so Triton does not discover the SDK's backends and uses CUDA):
 
     python3 tools/gpu/make_cuda_goldens.py OUT.json.gz [--seed 0] [-k FILTER]
+    # a run that kills the CUDA context exits 3 after saving; resume in a fresh process:
+    until python3 tools/gpu/make_cuda_goldens.py OUT.json.gz --resume; [ $? -ne 3 ]; do :; done
 
 Writes a `GoldenSet` (see sdk/conformance/goldens.py) with the versions of Triton, torch, CUDA and the driver.
 """
@@ -44,6 +46,7 @@ def main() -> int:
     p.add_argument("out")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-k", default=None)
+    p.add_argument("--resume", action="store_true", help="continue a partial file (after a poisoned CUDA context)")
     args = p.parse_args()
     _sdk_on_path()
     import torch
@@ -58,17 +61,27 @@ def main() -> int:
         "gpu": torch.cuda.get_device_name(0), "driver": _driver_version(), "seed": args.seed,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     })
+    if args.resume and os.path.exists(args.out):
+        gs.records = G.GoldenSet.load(args.out).records
     runs = select(all_cases(), args.k)
-    counts: dict[str, int] = {}
     t0 = time.perf_counter()
     for i, (case, dtype, shape) in enumerate(runs):
+        if gs.get(case.name, dtype, shape, args.seed) is not None:
+            continue
         outcome, outputs, message = run_on_cuda(case, dtype, shape, args.seed)
-        counts[outcome] = counts.get(outcome, 0) + 1
         gs.add(case.name, dtype, shape, args.seed, outcome, outputs, message)
         if outcome != "pass":
             print(f"{outcome}: {case.name}[{dtype}-{shape}]: {message[:300]}", flush=True)
+        if "illegal memory access" in message or "unspecified launch failure" in message:
+            # the CUDA context is lost for this process: save, and let the caller resume in a fresh one
+            gs.save(args.out)
+            print(f"CUDA context lost at {case.name}[{dtype}-{shape}]; resume with --resume", flush=True)
+            return 3
         if i % 100 == 0:
             print(f"{i}/{len(runs)} {time.perf_counter() - t0:.0f} s", flush=True)
+    counts: dict[str, int] = {}
+    for rec in gs.records.values():
+        counts[rec["outcome"]] = counts.get(rec["outcome"], 0) + 1
     gs.meta["counts"] = counts
     gs.save(args.out)
     print(f"{len(runs)} runs: {counts}; wrote {args.out} ({os.path.getsize(args.out)} bytes)")
