@@ -200,3 +200,8 @@ def render_cond_br(ctx: RenderContext, op: O.CondBr) -> None:
 def render_barrier(ctx: RenderContext, op: O.Barrier) -> None:
     """`tl.debug_barrier()`: the work-group barrier, ordering global as well as local memory."""
     ctx.emit(ctx.lang.full_barrier)
+
+
+@RULES.register(O.Assume)
+def render_assume(ctx: RenderContext, op: O.Assume) -> None:
+    """`tl.assume(cond)`: an optimisation hint; OpenCL C 1.2 has no way to state it, so nothing is emitted."""
