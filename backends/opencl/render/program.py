@@ -57,8 +57,8 @@ def written_params(kernel: O.Func) -> list[int]:
                 return True
             return False
         assert isinstance(v, OpResult)
-        if isinstance(v.op, (O.For, O.If, O.While, O.Call)):
-            return False
+        if isinstance(v.op, (O.For, O.If, O.While, O.Call, O.IntToPtr)):
+            return False  # a carried, branched, returned or integer-made pointer: provenance unknown
         return all(trace(x, seen) for x in v.op.operands if isinstance(x.type.element, PointerType))
 
     for op in kernel.walk():
