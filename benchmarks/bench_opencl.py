@@ -33,11 +33,12 @@ pytestmark = [pytest.mark.skipif(bool(_unavailable()), reason=str(_unavailable()
 @pytest.fixture
 def opencl_active():
     from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
 
     prev = driver.active
     triton_backend_sdk.use("opencl")
     yield
-    driver.set_active(prev)
+    activate(prev)
 
 
 def test_vector_add_2e24(compare):

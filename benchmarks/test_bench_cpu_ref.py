@@ -20,11 +20,12 @@ pytestmark = pytest.mark.usefixtures("cpu_ref_active")
 @pytest.fixture
 def cpu_ref_active():
     from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
 
     prev = driver.active
     triton_backend_sdk.use("cpu_ref")
     yield
-    driver.set_active(prev)
+    activate(prev)
 
 
 def test_vector_add_2e24(compare):

@@ -72,6 +72,8 @@ def use(name: str) -> Any:
 
     if name not in backends:
         raise KeyError(f"no Triton backend named {name!r}; registered: {sorted(backends)}")
-    drv = backends[name].driver()
-    driver.set_active(drv)
-    return drv
+    from .driver import activate
+
+    if type(driver.active) is backends[name].driver:
+        return driver.active
+    return activate(backends[name].driver())

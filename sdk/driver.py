@@ -19,6 +19,20 @@ from triton.backends.driver import DriverBase
 from .descriptor import TargetDescriptor
 
 
+def activate(drv: Any) -> Any:
+    """Make `drv` Triton's active driver. Triton caches compiled kernels per device index, not per driver, so on a
+    change of driver the @triton.jit functions forget theirs (the next launch rebinds; disk cache hits stay cheap):
+    otherwise a kernel compiled for one backend would be launched by another."""
+    from triton.runtime import driver
+
+    if type(driver.active) is not type(drv):
+        from .plugins import drop_jit_caches
+
+        drop_jit_caches()
+    driver.set_active(drv)
+    return drv
+
+
 def selected_backend() -> str | None:
     return os.environ.get("TRITON_DEFAULT_BACKEND") or None
 

@@ -269,6 +269,11 @@ def invalidate() -> None:
         _drop_jit_caches()
 
 
+def drop_jit_caches() -> None:
+    """Forget every @triton.jit function's in-memory kernels (they rebind to the active driver on next launch)."""
+    _drop_jit_caches()
+
+
 def _drop_jit_caches() -> None:
     jit = sys.modules.get("triton.runtime.jit")
     if jit is None:

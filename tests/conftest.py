@@ -39,11 +39,12 @@ def backend(request: pytest.FixtureRequest) -> str:
         pytest.skip(reason)
     import triton_backend_sdk
     from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
 
     previous = driver.active
     triton_backend_sdk.use(name)
     yield name
-    driver.set_active(previous)
+    activate(previous)
 
 
 @pytest.fixture

@@ -98,8 +98,14 @@ class AddToSub(IRPass):
                 op.erase()
 
 
-@pytest.mark.parametrize("point", ["after:sdkir", "before:llir"])
+@pytest.mark.parametrize("point", ["after:sdkir", "before:<next>"])
 def test_injected_ir_pass_changes_the_kernel_and_the_cache_key(backend, point, rng):
+    if point == "before:<next>":  # the backend's first code-generation stage, whatever it is called
+        b = triton.compiler.make_backend(triton_backend_sdk.target(backend))
+        stages: dict = {}
+        b.add_stages(stages, b.parse_options({}))
+        names = list(stages)
+        point = f"before:{names[names.index('sdkir') + 1]}"
     n = 300
     x, y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
     out = torch.empty_like(x)

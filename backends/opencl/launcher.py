@@ -8,6 +8,7 @@ write through are copied back.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -29,11 +30,20 @@ def unregister(key: int) -> None:
     _KERNELS.pop(key, None)
 
 
-def _wrap_int(bits: int, dtype: Any) -> Callable[[Any], Any]:
+def _wrap_int(bits: int, dtype: Any, unsigned: bool = False) -> Callable[[Any], Any]:
+    """An integer argument: an int (or anything with __index__) in the range of the Triton type, else TypeError
+    (a float is never truncated silently), stored as the same bits in the signed numpy type."""
     mask, sign = (1 << bits) - 1, 1 << (bits - 1)
+    lo, hi = (0, (1 << bits) - 1) if unsigned else (-sign, sign - 1)
 
     def conv(v: Any) -> Any:
-        x = int(v) & mask
+        if isinstance(v, float) or not hasattr(v, "__index__"):
+            raise TypeError(f"expected an integer for a {'u' if unsigned else 'i'}{bits} argument, got "
+                            f"{type(v).__name__} {v!r}")
+        x = operator.index(v)
+        if not lo <= x <= hi:
+            raise TypeError(f"{x} is out of range for a {'u' if unsigned else 'i'}{bits} argument [{lo}, {hi}]")
+        x &= mask
         return dtype(x - (1 << bits) if x & sign else x)
 
     return conv
@@ -56,7 +66,7 @@ def _scalar_converter(np_dtype: str, triton_dtype: str) -> Callable[[Any], Any]:
     if triton_dtype in ("i1", "u1"):
         return lambda v: np.int8(1 if v else 0)
     bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[np_dtype]
-    return _wrap_int(bits, getattr(np, np_dtype))
+    return _wrap_int(bits, getattr(np, np_dtype), unsigned=triton_dtype.startswith("u"))
 
 
 def _memory(arg: Any, name: str) -> tuple[int, int, int]:
@@ -141,7 +151,10 @@ class Launcher:
                 values.append(None)
                 values.append(np.uint64(off))
             else:
-                values.append(conv(a))
+                try:
+                    values.append(conv(a))
+                except TypeError as e:
+                    raise TypeError(f"opencl: argument {self.names[j]!r} (#{i}): {e}") from None
         gsize = (grid[0] * self.local, grid[1], grid[2])
         with lk.lock, rt.lock:
             if rt.zero_copy:

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape
 
+from ..driver import activate
 from . import goldens as G
 from .cases import Case, all_cases
 from .suite import CaseResult, compare_with_interpreter, make_launch, run_case, run_interpreted
@@ -164,7 +165,7 @@ def run(backend: str | None = None, reference: str = "torch", filter: str | None
         if reference == "interpreter":
             _compare_interpreted(report, runs, seed)
     finally:
-        driver.set_active(previous)
+        activate(previous)
     report.meta["seconds"] = round(time.perf_counter() - t0, 1)
     if reference != "torch":
         report.meta["compared_with_torch_instead"] = sum(r.message.startswith("vs torch") for r in report.results)
@@ -255,7 +256,7 @@ def run_on_cuda(case: Case, dtype: str, shape: tuple[int, ...], seed: int) -> tu
     if "nvidia" not in backends or not torch.cuda.is_available():
         return "error", [], "no CUDA GPU with Triton's nvidia backend in this process"
     previous = driver.active
-    driver.set_active(backends["nvidia"].driver())
+    activate(backends["nvidia"].driver())
     import triton
 
     triton.set_allocator(_cuda_scratch)
@@ -272,4 +273,4 @@ def run_on_cuda(case: Case, dtype: str, shape: tuple[int, ...], seed: int) -> tu
             return "error", [], f"{type(e).__name__}: {e}"[:500]
         return ("pass" if ok else "fail"), outputs, msg
     finally:
-        driver.set_active(previous)
+        activate(previous)
