@@ -1,4 +1,4 @@
-"""Triton's tutorials 01–06, written here in the tutorials' structure, through the normal `kernel[grid]` path on
+"""Triton's tutorials 01–06 (kernels in sdk/conformance/cases/tutorials.py, in the tutorials' structure), through the normal `kernel[grid]` path on
 every SDK backend, compared with torch: vector add, fused softmax, matmul with autotune configs, low-memory dropout,
 layer norm forward and backward (atomic_cas spin locks across programs), fused attention forward (fp16, fp32).
 
@@ -14,17 +14,16 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton_backend_sdk.conformance.cases.tutorials import (
+    _attn_fwd,
+    _layer_norm_fwd_fused,
+    add_kernel,
+    matmul_kernel,
+    seeded_dropout_kernel,
+    softmax_kernel,
+)
 
 # ---- 01 vector add -------------------------------------------------------------------------------------------------
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    tl.store(output_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask),
-             mask=mask)
 
 
 @pytest.mark.parametrize("n", [1, 98432, 4097])
@@ -38,22 +37,6 @@ def test_01_vector_add(backend, n, rng):
 # ---- 02 fused softmax ----------------------------------------------------------------------------------------------
 
 
-@triton.jit
-def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
-                   BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-        row_start_ptr = input_ptr + row_idx * input_row_stride
-        col_offsets = tl.arange(0, BLOCK_SIZE)
-        mask = col_offsets < n_cols
-        row = tl.load(row_start_ptr + col_offsets, mask=mask, other=-float("inf"))
-        row_minus_max = row - tl.max(row, axis=0)
-        numerator = tl.exp(row_minus_max)
-        softmax_output = numerator / tl.sum(numerator, axis=0)
-        tl.store(output_ptr + row_idx * output_row_stride + col_offsets, softmax_output, mask=mask)
-
-
 @pytest.mark.parametrize("rows,cols", [(1, 1), (37, 781), (130, 1024)])
 def test_02_fused_softmax(backend, rows, cols, rng):
     x = torch.randn(rows, cols, generator=rng)
@@ -65,50 +48,6 @@ def test_02_fused_softmax(backend, rows, cols, rng):
 
 
 # ---- 03 matmul with autotune ---------------------------------------------------------------------------------------
-
-
-def _matmul_configs():
-    return [triton.Config({"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 4},
-                          num_stages=3, num_warps=4),
-            triton.Config({"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16, "GROUP_SIZE_M": 8},
-                          num_stages=4, num_warps=4),
-            triton.Config({"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 2},
-                          num_stages=2, num_warps=2)]
-
-
-@triton.autotune(configs=_matmul_configs(), key=["M", "N", "K"])
-@triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-                  GROUP_SIZE_M: tl.constexpr, ACTIVATION: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
-    if ACTIVATION == "leaky_relu":
-        accumulator = tl.where(accumulator >= 0, accumulator, 0.01 * accumulator)
-    c = accumulator.to(tl.float16)
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
 @pytest.mark.parametrize("m,n,k,act", [(1, 1, 1, ""), (100, 70, 130, "leaky_relu"), (128, 64, 96, "")])
@@ -127,17 +66,6 @@ def test_03_matmul_autotuned(backend, m, n, k, act, rng):
 
 
 # ---- 04 low-memory dropout -----------------------------------------------------------------------------------------
-
-
-@triton.jit
-def seeded_dropout_kernel(x_ptr, output_ptr, n_elements, p, seed, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    random = tl.rand(seed, offsets)
-    x_keep = random > p
-    tl.store(output_ptr + offsets, tl.where(x_keep, x / (1 - p), 0.0), mask=mask)
 
 
 def test_04_low_memory_dropout(backend, rng):
@@ -159,37 +87,6 @@ def test_04_low_memory_dropout(backend, rng):
 
 
 # ---- 05 layer norm forward and backward ----------------------------------------------------------------------------
-
-
-@triton.jit
-def _layer_norm_fwd_fused(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0)
-    Y += row * stride
-    X += row * stride
-    _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        _mean += a
-    mean = tl.sum(_mean, axis=0) / N
-    _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
-        _var += x * x
-    var = tl.sum(_var, axis=0) / N
-    rstd = 1 / tl.sqrt(var + eps)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        mask = cols < N
-        w = tl.load(W + cols, mask=mask)
-        b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
-        x_hat = (x - mean) * rstd
-        tl.store(Y + cols, x_hat * w + b, mask=mask)
 
 
 @triton.jit
@@ -291,47 +188,6 @@ def test_05_layer_norm_forward_backward(backend, m, n, dtype, rng):
 
 
 # ---- 06 fused attention forward ------------------------------------------------------------------------------------
-
-
-@triton.jit
-def _attn_fwd(Q, K, V, Out, sm_scale, stride_qz, stride_qh, stride_qm, stride_qk, Z, H, N_CTX,
-              HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
-    start_m = tl.program_id(0)
-    off_hz = tl.program_id(1)
-    off_z = off_hz // H
-    off_h = off_hz % H
-    base = off_z.to(tl.int64) * stride_qz + off_h.to(tl.int64) * stride_qh
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(Q + base + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qk, mask=offs_m[:, None] < N_CTX,
-                other=0.0)
-    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    hi = tl.minimum((start_m + 1) * BLOCK_M, N_CTX) if CAUSAL else N_CTX
-    for start_n in range(0, hi, BLOCK_N):
-        cols = start_n + offs_n
-        k = tl.load(K + base + cols[None, :] * stride_qm + offs_d[:, None] * stride_qk, mask=cols[None, :] < N_CTX,
-                    other=0.0)
-        qk = tl.dot(q, k)
-        valid = cols[None, :] < N_CTX
-        if CAUSAL:
-            valid = valid & (offs_m[:, None] >= cols[None, :])
-        qk = tl.where(valid, qk * qk_scale, -1.0e6)
-        m_ij = tl.maximum(m_i, tl.max(qk, 1))
-        p = tl.math.exp2(qk - m_ij[:, None])
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = tl.load(V + base + cols[:, None] * stride_qm + offs_d[None, :] * stride_qk, mask=cols[:, None] < N_CTX,
-                    other=0.0)
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_ij
-    acc = acc / l_i[:, None]
-    tl.store(Out + base + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qk, acc.to(Out.type.element_ty),
-             mask=offs_m[:, None] < N_CTX)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])

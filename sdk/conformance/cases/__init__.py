@@ -100,6 +100,7 @@ from . import (
     random,
     reductions,
     shapes,
+    tutorials,
 )
 
 __all__ = [
@@ -123,5 +124,6 @@ __all__ = [
     "reductions",
     "register",
     "shapes",
+    "tutorials",
     "ulp",
 ]
