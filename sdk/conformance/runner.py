@@ -204,9 +204,10 @@ def _run_one(case: Case, dtype: str, shape: tuple[int, ...], seed: int, referenc
         if record is None:
             res.message = "vs torch: no CUDA golden for this run (regenerate: tools/gpu/make_cuda_goldens.py)"
             return res
-        if record["outcome"] not in ("pass", "fail") or (record["outcome"] == "fail" and tol.kind == "exact"):
-            # the CUDA path could not run this case, or (exact cases) itself disagrees with the exact reference
-            # (a Triton-version difference, listed in the report): the torch comparison above stands, and says so
+        if record["outcome"] != "pass":
+            # the CUDA path could not run this case, or itself misses the case's bound against the exact reference
+            # (its approximate fp32 division and sqrt, tf32 dots, Triton-version differences; listed with the
+            # goldens): the torch comparison above stands, and says so
             res.message = f"vs torch: CUDA path {record['outcome']}: {record['message'][:200]}"
             return res
         else:
