@@ -3,6 +3,7 @@ own C++ plugin passes (the wheel's test library, whose pass renames the kernel f
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -360,7 +361,34 @@ needs_triton_plugin = pytest.mark.skipif(not os.path.exists(TRITON_TEST_PLUGIN),
                                          reason=f"this Triton wheel has no {TRITON_TEST_PLUGIN}")
 
 
+def in_own_process(test):
+    """Run a test that loads a Triton C++ plugin library in a child pytest process.
+
+    Triton loads plugin libraries into the global symbol scope, where their LLVM symbols take the place of PoCL's
+    own LLVM in this process (PoCL then aborts or hangs building OpenCL programs): such tests must not share a
+    process with the opencl tests."""
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        if kwargs.get("backend") == "opencl":
+            from triton_backend_sdk.backends.opencl import runtime
+
+            if "Portable Computing Language" in runtime.selected_device().platform.name:
+                pytest.skip("PoCL's LLVM cannot share a process with a Triton C++ plugin library (the opencl "
+                            "runtime refuses with a named error); runs on other OpenCL devices")
+        if os.environ.get("TBS_IN_OWN_PROCESS") == "1":
+            return test(*args, **kwargs)
+        node = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", node],
+                           env=dict(os.environ, TBS_IN_OWN_PROCESS="1"), capture_output=True, text=True,
+                           timeout=600, check=False, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert r.returncode == 0, f"{node} failed in its own process:\n{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
+
+    return wrapper
+
+
 @needs_triton_plugin
+@in_own_process
 def test_triton_cpp_plugin_pass_at_a_ttir_point(backend, rng, tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path))
     plugins.activate(Plugin("tsdktest-rename", "1.0", backends=(backend,),
@@ -422,6 +450,7 @@ def test_triton_plugin_paths_environment_variable(tmp_path):
 
 
 @needs_triton_plugin
+@in_own_process
 def test_plugins_cli_lists_triton_plugin_paths(monkeypatch, capsys):
     monkeypatch.setenv("TRITON_PLUGIN_PATHS", os.pathsep.join([TRITON_TEST_PLUGIN, "/nonexistent/libnope.so"]))
     assert cli.main(["plugins"]) == 1, "a missing library is an error"

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -169,8 +170,21 @@ def source_excerpt(source: str, log: str, context: int = 4) -> str:
     return "\n  ...\n".join(out)
 
 
+def _triton_plugin_libraries() -> list[str]:
+    """Triton C++ plugin libraries this process has loaded (through the SDK or TRITON_PLUGIN_PATHS)."""
+    mod = sys.modules.get("triton_backend_sdk.plugins")
+    libs = list(getattr(mod, "_TRITON_LIBS", {}) or {})
+    env = os.environ.get("TRITON_PLUGIN_PATHS")
+    return libs + ([env] if env else [])
+
+
 def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     pyopencl = cl()
+    libs = _triton_plugin_libraries()
+    if libs and "Portable Computing Language" in dev.platform.name:
+        raise ToolError(f"[opencl] cannot build kernel {name!r} with PoCL in a process that loaded Triton C++ plugin "
+                        f"libraries ({', '.join(libs)}): Triton loads them into the global symbol scope, where their "
+                        f"LLVM replaces PoCL's own (PoCL then aborts or hangs). Run the plugin in another process.")
     rt = runtime_for(dev)
     prg = pyopencl.Program(rt.context, source)
     try:
