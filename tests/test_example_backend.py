@@ -107,7 +107,10 @@ def test_conformance_runner_runs_the_vendor_backend_unchanged(acme_python, tmp_p
     r = _run(acme_python, "-m", "triton_backend_sdk.cli", "conformance", "--backend", "acme", "--reference",
              "cuda-golden", "-k", "float32", "--quiet", TRITON_CACHE_DIR=str(tmp_path / "cache"))
     lines = r.stdout.strip().splitlines()
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert lines[0].startswith("conformance: backend acme, reference cuda-golden")
-    passed = int(lines[-1].split()[0])
-    assert passed > 50 and lines[-1] == f"{passed} passed, 0 failed, 0 unsupported", lines[-1]
+    assert lines[0].startswith("conformance: backend acme, reference cuda-golden"), r.stdout[-3000:] + r.stderr
+    passed, failed = int(lines[-1].split()[0]), int(lines[-1].split()[2])
+    assert lines[-1] == f"{passed} passed, {failed} failed, 0 unsupported" and passed > 50, lines[-1]
+    # acme trades division accuracy for speed (x/y -> x*recip(y)); the runner must report exactly those cases
+    failing = {line.split()[1].split("[")[0] for line in lines if line.startswith("FAIL ")}
+    assert failing <= {"binary_truediv", "math_fdiv"}, failing
+    assert (r.returncode == 0) == (failed == 0)

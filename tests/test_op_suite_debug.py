@@ -15,6 +15,22 @@ from triton.language.extra import libdevice
 from triton_backend_sdk.errors import UnsupportedError
 
 
+def xfail_if_unsupported(test):
+    """A backend that refuses print/assert at compile time (a named UnsupportedError) reports xfail, as the op suite
+    does for its cases; any other exception still fails."""
+    import functools
+
+    @functools.wraps(test)
+    def wrapper(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except UnsupportedError as e:
+            pytest.xfail(f"unsupported on {kwargs.get('backend')}: {str(e).splitlines()[0]}")
+
+    return wrapper
+
+
+
 @triton.jit
 def print_kernel(x_ptr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -24,6 +40,7 @@ def print_kernel(x_ptr, BLOCK: tl.constexpr):
     tl.device_print("hex", x, hex=True)
 
 
+@xfail_if_unsupported
 def test_device_print_format_and_order(backend, capfd):
     x = torch.arange(8, dtype=torch.int32) * 3 - 5
     print_kernel[(2,)](x, BLOCK=4)
@@ -51,6 +68,7 @@ def assert_kernel(x_ptr, n, BLOCK: tl.constexpr):
     tl.store(x_ptr + offs, x + s, mask=offs < n)
 
 
+@xfail_if_unsupported
 def test_device_assert_raises_with_message_and_program(backend):
     x = torch.ones(48, dtype=torch.int32)
     x[21] = -4
@@ -62,6 +80,7 @@ def test_device_assert_raises_with_message_and_program(backend):
     assert ok.tolist() == [1 + 2 * (i // 16) for i in range(48)]
 
 
+@xfail_if_unsupported
 def test_device_assert_in_noinline_helper(backend):
     x = torch.ones(80, dtype=torch.int32)
     with pytest.raises(AssertionError, match="helper: pid < 3"):
