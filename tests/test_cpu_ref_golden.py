@@ -7,30 +7,8 @@ as a substring of some later line of the output, whitespace runs collapsed (SSA 
 from __future__ import annotations
 
 import pytest
-from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
+from golden_ir import check_lines, lower
 from triton_backend_sdk.errors import LoweringError
-from triton_backend_sdk.ir import parse_ttir
-from triton_backend_sdk.options import Options
-
-
-def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32") -> str:
-    text = f"""module {{
-  tt.func public @k({args}) {{
-{body}
-    tt.return
-  }}
-}}"""
-    return str(lower_module(parse_ttir(text), "k", RULES, Options(enable_fp_fusion=False)))
-
-
-def check_lines(text: str, expected: str) -> None:
-    lines = [" ".join(line.split()) for line in text.splitlines()]
-    pos = 0
-    for want in (" ".join(w.split()) for w in expected.strip().splitlines()):
-        while pos < len(lines) and want not in lines[pos]:
-            pos += 1
-        assert pos < len(lines), f"expected line not found in order: {want!r}\n--- output ---\n{text}"
-        pos += 1
 
 
 def test_entry_abi():

@@ -6,32 +6,8 @@ whitespace runs collapsed (SSA names are left out)."""
 from __future__ import annotations
 
 import pytest
-from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
+from golden_ir import check_lines, lower
 from triton_backend_sdk.errors import UnsupportedError
-from triton_backend_sdk.ir import parse_ttir
-from triton_backend_sdk.options import Options
-
-
-def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", extra: str = "") -> str:
-    text = f"""module {{
-  tt.func public @k({args}) {{
-{body}
-    tt.return
-  }}
-{extra}
-}}"""
-    return str(lower_module(parse_ttir(text), "k", RULES, Options(enable_fp_fusion=False)))
-
-
-def check_lines(text: str, expected: str) -> None:
-    lines = [" ".join(line.split()) for line in text.splitlines()]
-    pos = 0
-    for want in (" ".join(w.split()) for w in expected.strip().splitlines()):
-        while pos < len(lines) and want not in lines[pos]:
-            pos += 1
-        assert pos < len(lines), f"expected line not found in order: {want!r}\n--- output ---\n{text}"
-        pos += 1
-
 
 RANGE16 = """
     %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>

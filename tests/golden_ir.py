@@ -1,0 +1,30 @@
+"""Helpers for golden LLVM IR tests: lower a small TTIR function body with cpu_ref's rules, and a tiny FileCheck."""
+
+from __future__ import annotations
+
+from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
+from triton_backend_sdk.ir import parse_ttir
+from triton_backend_sdk.options import Options
+
+
+def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", extra: str = "") -> str:
+    """Unoptimised LLVM IR of `tt.func @k(args) { body; tt.return }` (plus `extra` top-level ops, e.g. helpers)."""
+    text = f"""module {{
+  tt.func public @k({args}) {{
+{body}
+    tt.return
+  }}
+{extra}
+}}"""
+    return str(lower_module(parse_ttir(text), "k", RULES, Options(enable_fp_fusion=False)))
+
+
+def check_lines(text: str, expected: str) -> None:
+    """Each expected line must appear, in order, as a substring of some later output line (whitespace collapsed)."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    pos = 0
+    for want in (" ".join(w.split()) for w in expected.strip().splitlines()):
+        while pos < len(lines) and want not in lines[pos]:
+            pos += 1
+        assert pos < len(lines), f"expected line not found in order: {want!r}\n--- output ---\n{text}"
+        pos += 1
