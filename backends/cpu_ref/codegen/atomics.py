@@ -44,22 +44,7 @@ def _elem(x: object, b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value | None:
 
 def _guarded(ctx: LoweringContext, mask: ir.Value | None, ety: ir.Type, emit: Callable[[], ir.Value]) -> ir.Value:
     """`emit()` where `mask` holds, else zero of `ety`."""
-    if mask is None:
-        return emit()
-    b = ctx.b
-    pre = b.block
-    then = b.append_basic_block("atomic")
-    done = b.append_basic_block("atomic.done")
-    b.cbranch(mask, then, done)
-    b.position_at_end(then)
-    v = emit()
-    then_end = b.block
-    b.branch(done)
-    b.position_at_end(done)
-    phi = b.phi(ety)
-    phi.add_incoming(v, then_end)
-    phi.add_incoming(ir.Constant(ety, None), pre)
-    return phi
+    return ctx.guarded(mask, ety, emit, name="atomic")
 
 
 def _over_elements(ctx: LoweringContext, op: O.Op, operands: list[object], one: Callable[..., ir.Value]) -> None:

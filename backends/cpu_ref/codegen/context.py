@@ -210,6 +210,27 @@ class LoweringContext:
         b.cbranch(b.icmp_signed("<", nxt, n), header, exit_)
         b.position_at_end(exit_)
 
+    def guarded(self, mask: ir.Value | None, ety: ir.Type, emit: Callable[[], ir.Value],
+                fallback: ir.Value | None = None, name: str = "guard") -> ir.Value:
+        """`emit()` where `mask` holds, else `fallback` (zero of `ety` by default): a branch, so that a masked-off
+        element never touches memory; LLVM's vectorizer turns it into masked vector accesses."""
+        if mask is None or (isinstance(mask, ir.Constant) and mask.constant == 1):
+            return emit()
+        b = self.b
+        pre = b.block
+        then = b.append_basic_block(name)
+        done = b.append_basic_block(f"{name}.done")
+        b.cbranch(mask, then, done)
+        b.position_at_end(then)
+        v = emit()
+        then_end = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        phi = b.phi(ety)
+        phi.add_incoming(v, then_end)
+        phi.add_incoming(fallback if fallback is not None else ir.Constant(ety, None), pre)
+        return phi
+
     def if_then(self, cond: ir.Value, then: Callable[[], None]) -> None:
         with self.b.if_then(cond):
             then()

@@ -78,24 +78,7 @@ def _load_one(ctx: LoweringContext, ptr: ir.Value, st: ir.Type, ety: ir.Type, ma
         v = b.load(ptr, typ=st)
         return b.icmp_unsigned("!=", v, ir.Constant(st, 0)) if ety == I1 else v
 
-    if mask is None:
-        return do_load()
-    fallback = other if other is not None else ir.Constant(ety, None)
-    if isinstance(mask, ir.Constant) and mask.constant == 1:
-        return do_load()
-    pre = b.block
-    then = b.append_basic_block("ld")
-    done = b.append_basic_block("ld.done")
-    b.cbranch(mask, then, done)
-    b.position_at_end(then)
-    v = do_load()
-    then_end = b.block
-    b.branch(done)
-    b.position_at_end(done)
-    phi = b.phi(ety)
-    phi.add_incoming(v, then_end)
-    phi.add_incoming(fallback, pre)
-    return phi
+    return ctx.guarded(mask, ety, do_load, other, "ld")
 
 
 @RULES.register(O.Load)
