@@ -21,6 +21,9 @@ INTERP = [pytest.param(c, d, c.shapes[0], id=f"{c.name}-{d}") for c in all_cases
 
 @pytest.mark.parametrize("case,dtype,shape", PARAMS)
 def test_case(backend, case, dtype, shape):
+    if not case.runs_on_this_triton():
+        pytest.skip(f"needs Triton >= {'.'.join(map(str, case.min_triton))} (host-side helpers/frontend); the "
+                    "package requires 3.7+, this is an older staged install")
     r = run_case(case, dtype, shape, SEED)
     if r.outcome == "unsupported":
         pytest.xfail(r.message)

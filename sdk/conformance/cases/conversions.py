@@ -152,5 +152,5 @@ def _e4b15_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Laun
 
 
 register(Case("fp8_e4b15", "convert_custom_types", fp8_kernel, ("float16", "float32"), SHAPES, _e4b15_build,
-              _e4b15_reference, EXACT, interpreter=False,
+              _e4b15_reference, EXACT, interpreter=False, min_triton=(3, 7),
               note="fp8e4b15 is an i8 in the IR: the target's convert_custom_types codegen function converts it"))

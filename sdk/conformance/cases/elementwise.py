@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from . import Case, Launch, register
-from .inputs import FLOATS, INTS, NUMERIC, SIGNED, TORCH, bits, c_divmod, full_range, np_of, rand
+from .inputs import FLOATS, INTS, NUMERIC, SIGNED, TORCH, bits, c_divmod, full_range, np_of, rand, select
 from .tolerance import EXACT, ulp
 
 BLOCK = 256
@@ -118,7 +118,7 @@ def _binary_case(op: str, dtypes: tuple[str, ...], inputs: str = "small", tol=EX
         else:
             x, y = rand(shape, dtype, g, 1, 100), rand(shape, dtype, g, 1, 100)
         if out_bool:  # make some pairs equal
-            y = torch.where(torch.rand(shape, generator=g) < 0.3, x, y)
+            y = select(torch.rand(shape, generator=g) < 0.3, x, y)
         out = torch.empty(shape, dtype=torch.bool if out_bool else TORCH[dtype])
         return Launch([x, y, out, n], (triton.cdiv(n, BLOCK),), (2,), {"OP": op, "BLOCK": BLOCK})
 
@@ -214,4 +214,4 @@ def _where_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Laun
 
 
 register(Case("where", "arith.select", where_kernel, NUMERIC + ("bool",), SHAPES_1D, _where_build,
-              lambda launch, d: [torch.where(launch.args[0], launch.args[1], launch.args[2])], EXACT))
+              lambda launch, d: [select(launch.args[0], launch.args[1], launch.args[2])], EXACT))

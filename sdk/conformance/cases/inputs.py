@@ -62,6 +62,13 @@ def np_of(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().numpy()
 
 
+def select(cond: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """`torch.where` for every dtype: older torch builds (2.11 on the GPU machine) lack it for uint16/32/64."""
+    if x.dtype in (torch.uint16, torch.uint32, torch.uint64):
+        return torch.from_numpy(np.where(np_of(cond), np_of(x), np_of(y)))
+    return torch.where(cond, x, y)
+
+
 def c_divmod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """C semantics (truncate toward zero; remainder has the dividend's sign), exact for every integer width."""
     q = np.array([int(x) // int(y) if (int(x) >= 0) == (int(y) >= 0) or int(x) % int(y) == 0
