@@ -266,13 +266,17 @@ def test_device_selection_by_index_name_and_a_clear_error():
 def _run(code: str, **env: str) -> str:
     e = {k: v for k, v in os.environ.items() if k != "TRITON_DEFAULT_BACKEND"}
     e.update(env)
-    return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True, check=True).stdout
+    p = subprocess.run([sys.executable, "-c", code], check=False, env=e, capture_output=True, text=True)
+    assert p.returncode == 0, f"child failed ({p.returncode}):\n{p.stderr[-3000:]}"
+    return p.stdout
 
 
 def test_registered_never_active_by_default_and_import_light():
     out = _run("import sys, triton; from triton.backends import backends; "
                "print('opencl' in backends, backends['opencl'].driver.is_active(), 'pyopencl' in sys.modules)")
     assert out.split() == ["True", "False", "False"]
+    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
+        pytest.skip("Triton < 3.7 does not read TRITON_DEFAULT_BACKEND when another driver (CUDA) is active")
     out = _run("import triton; print(type(triton.runtime.driver.active).__name__)", TRITON_DEFAULT_BACKEND="opencl")
     assert out.strip() == "OpenCLDriver"
 
