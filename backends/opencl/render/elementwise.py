@@ -406,8 +406,10 @@ _LIBDEVICE = {
     "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "floor", "ceil", "trunc", "round",
     "rint", "erf", "erfc", "pow", "atan2", "fmod", "hypot", "copysign", "fmax", "fmin", "fabs", "lgamma", "tgamma",
-    "nextafter", "fdim", "logb", "sinpi", "cospi", "tanpi", "erfinv",
+    "nextafter", "fdim", "logb", "sinpi", "cospi", "tanpi",
 }
+#: libdevice functions OpenCL C lacks, computed by a helper per float width (ctypes.HELPERS)
+_LIBDEVICE_HELPERS = {"erfinv": "tb_erfinv"}
 
 
 #: libdevice functions that are not a same-named built-in: C templates over the arguments, `{T}` the result type
@@ -437,7 +439,14 @@ def render_extern(ctx: RenderContext, op: O.ExternElementwise) -> None:
         return
     if isinstance(t.element, FloatType) and not CT.is_f64(t) and base.endswith("f") and base[:-1] in _LIBDEVICE:
         base = base[:-1]
-    if base == "erfinv" or base not in _LIBDEVICE or not isinstance(t.element, FloatType):
+    if base[:-1] in _LIBDEVICE_HELPERS and base.endswith("f") and isinstance(t.element, FloatType):
+        base = base[:-1]
+    if base in _LIBDEVICE_HELPERS and isinstance(t.element, FloatType):
+        _float_result(ctx, op)
+        fn = ctx.helper(f"{_LIBDEVICE_HELPERS[base]}_{'f64' if CT.is_f64(t) else 'f32'}")
+        lift(ctx, op, lambda *a: round_to(t, f"{fn}({', '.join(a)})", ctx))
+        return
+    if base not in _LIBDEVICE or not isinstance(t.element, FloatType):
         raise ctx.unsupported(f"extern function {sym!r} (no OpenCL built-in mapped)", op)
     _float_result(ctx, op)
     lift(ctx, op, lambda *a: round_to(t, f"{base}({', '.join(a)})", ctx))
