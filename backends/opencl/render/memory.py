@@ -19,6 +19,7 @@ from . import ctypes as CT
 from .context import Idx, RenderContext, Tile
 from .elementwise import lift
 from .rules import CSTYLE_RULES, OPENCL_RULES
+from .subword_atomics import cas_helper, rmw_helper
 
 
 @CSTYLE_RULES.register(O.AddPtr)
@@ -137,9 +138,22 @@ def _require_int64_atomics(ctx: RenderContext, extended: bool, op: Op, dtype: st
     ctx.uses_int64_atomics = True
 
 
+def _subword(ctx: RenderContext, made: tuple[str, str, tuple[str, ...]] | None) -> str | None:
+    """The name of an 8/16-bit atomic helper (subword_atomics.py), added to the program with its dependencies."""
+    if made is None:
+        return None
+    name, text, deps = made
+    for d in deps:
+        ctx.helper(d)
+    return ctx.define_helper(name, text)
+
+
 def _rmw_expr(ctx: RenderContext, op: O.AtomicRMW, t: Type, p: str, v: str) -> str:
     kind = op.rmw_op
     g = ctx.lang.global_qual
+    fn = _subword(ctx, rmw_helper(kind, t))
+    if fn is not None:
+        return f"{fn}({p}, {v})"
     if isinstance(t, FloatType):
         if t.kind == FloatKind.F32 and kind in (RMWOp.FADD, RMWOp.ADD):
             return f"{ctx.helper('tb_atomic_add_f32')}((volatile {g}float *)({p}), {v})"
@@ -167,6 +181,9 @@ def _rmw_expr(ctx: RenderContext, op: O.AtomicRMW, t: Type, p: str, v: str) -> s
 
 def _cas_expr(ctx: RenderContext, op: O.AtomicCAS, t: Type, p: str, c: str, v: str) -> str:
     g = ctx.lang.global_qual
+    fn = _subword(ctx, cas_helper(t))
+    if fn is not None:
+        return f"{fn}({p}, {c}, {v})"
     if isinstance(t, IntType) and t.width == 32:
         return f"atomic_cmpxchg((volatile {g}int *)({p}), {c}, {v})"
     if isinstance(t, IntType) and t.width == 64:

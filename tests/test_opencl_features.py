@@ -1,0 +1,169 @@
+"""The opencl backend's features beyond OpenCL C 1.2's built-ins, run on this machine's OpenCL device: 8/16-bit
+atomics (every rmw kind and compare-and-swap, neighbouring elements of one 32-bit word updated concurrently),
+fp16/bf16 atomic add bit-identical to torch, on both memory paths (zero-copy and the copy path of discrete devices).
+Skipped with the reason when no OpenCL device exists."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+import triton_backend_sdk
+from conftest import _unavailable
+
+pytestmark = pytest.mark.skipif(bool(_unavailable("opencl")), reason=str(_unavailable("opencl")))
+
+
+@pytest.fixture
+def ocl():
+    from triton.runtime import driver
+
+    previous = driver.active
+    triton_backend_sdk.use("opencl")
+    yield
+    driver.set_active(previous)
+
+
+@pytest.fixture(params=[True, False], ids=["zero_copy", "copy"])
+def memory_path(request, ocl, monkeypatch):
+    """Runs the test on the zero-copy path (where the device has it) and on the copy path of discrete devices."""
+    from triton_backend_sdk.backends.opencl.runtime import runtime_for, selected_device
+
+    rt = runtime_for(selected_device())
+    if request.param and not rt.zero_copy:
+        pytest.skip("this device does not share host memory")
+    monkeypatch.setattr(rt, "zero_copy", request.param)
+    return request.param
+
+
+# ---- 8/16-bit integer atomics: Triton's frontend refuses them, so the kernel is TTIR ---------------------------------
+
+SLOTS = 8
+
+
+def _rmw_ttir(ty: str, op: str, n: int) -> str:
+    t, pt = f"tensor<{n}x{ty}>", f"tensor<{n}x!tt.ptr<{ty}>>"
+    return f"""module {{
+  tt.func public @rmw(%x: !tt.ptr<{ty}>, %acc: !tt.ptr<{ty}>, %old: !tt.ptr<{ty}>) {{
+    %r = tt.make_range {{end = {n} : i32, start = 0 : i32}} : tensor<{n}xi32>
+    %c = arith.constant dense<{SLOTS - 1}> : tensor<{n}xi32>
+    %s = arith.andi %r, %c : tensor<{n}xi32>
+    %px = tt.splat %x : !tt.ptr<{ty}> -> {pt}
+    %qx = tt.addptr %px, %r : {pt}, tensor<{n}xi32>
+    %v = tt.load %qx : {pt}
+    %pa = tt.splat %acc : !tt.ptr<{ty}> -> {pt}
+    %qa = tt.addptr %pa, %s : {pt}, tensor<{n}xi32>
+    %o = tt.atomic_rmw {op}, acq_rel, gpu, %qa, %v : ({pt}, {t}) -> {t}
+    %po = tt.splat %old : !tt.ptr<{ty}> -> {pt}
+    %qo = tt.addptr %po, %r : {pt}, tensor<{n}xi32>
+    tt.store %qo, %o : {pt}
+    tt.return
+  }}
+}}
+"""
+
+
+def _compile_ttir(text: str, tmp_path) -> triton.compiler.CompiledKernel:
+    path = tmp_path / "k.ttir"
+    path.write_text(text)
+    return triton.compile(str(path), target=triton_backend_sdk.target("opencl"))
+
+
+_NP_OPS = {
+    "add": lambda a, b: a + b,
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "max": np.maximum,
+    "min": np.minimum,
+    "umax": np.maximum,
+    "umin": np.minimum,
+}
+
+
+@pytest.mark.parametrize("ty", ["i8", "i16"])
+@pytest.mark.parametrize("op", ["add", "and", "or", "xor", "exch", "max", "min", "umax", "umin"])
+def test_subword_integer_atomics(memory_path, tmp_path, ty, op):
+    """Eight neighbouring slots (two or four per 32-bit word) each updated by many work-items at once: the final
+    values are order-independent, and with one update per slot the old values are the initial ones."""
+    g = torch.Generator().manual_seed(7)
+    dt = {"i8": torch.int8, "i16": torch.int16}[ty]
+    info = torch.iinfo(dt)
+    for n in (128, SLOTS):
+        k = _compile_ttir(_rmw_ttir(ty, op, n), tmp_path)
+        x = torch.randint(info.min, info.max + 1, (n,), generator=g, dtype=torch.int64).to(dt)
+        init = torch.randint(info.min, info.max + 1, (SLOTS,), generator=g, dtype=torch.int64).to(dt)
+        acc, old = init.clone(), torch.zeros(n, dtype=dt)
+        k[(1, 1, 1)](x, acc, old)
+        unsigned = op in ("umax", "umin")
+        view = (lambda a: a.numpy().view(np.uint8 if ty == "i8" else np.uint16)) if unsigned else (lambda a: a.numpy())
+        want = view(init).copy()
+        with np.errstate(over="ignore"):
+            for i, v in enumerate(view(x)):
+                want[i % SLOTS] = (
+                    v if op == "exch" and n == SLOTS else _NP_OPS.get(op, lambda a, b: b)(want[i % SLOTS], v)
+                )
+        if op != "exch" or n == SLOTS:
+            assert np.array_equal(view(acc), want), (n, view(acc), want)
+        else:  # exchanges: each slot ends holding one of the values exchanged into it
+            assert all(int(acc[s]) in x[s::SLOTS].tolist() for s in range(SLOTS))
+        if n == SLOTS:
+            assert torch.equal(old, init)
+
+
+@triton.jit
+def half_add_kernel(acc_ptr, x_ptr, old_ptr, n, SLOTS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    old = tl.atomic_add(acc_ptr + offs % SLOTS, tl.load(x_ptr + offs, mask=m), mask=m)
+    tl.store(old_ptr + offs, old, mask=m)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_atomic_add_rounds_like_torch_and_returns_old(memory_path, dtype):
+    """One add per address (neighbours in the same word at once): the sum is torch's correctly rounded half sum,
+    bit for bit (subnormals, ties and overflow to inf included); the old value comes back."""
+    g = torch.Generator().manual_seed(11)
+    n = 1000
+    a = (torch.randn(n, generator=g) * torch.exp2(torch.randint(-20, 17, (n,), generator=g).float())).to(dtype)
+    b = (torch.randn(n, generator=g) * torch.exp2(torch.randint(-20, 17, (n,), generator=g).float())).to(dtype)
+    acc, old = a.clone(), torch.empty_like(a)
+    half_add_kernel[(triton.cdiv(n, 256),)](acc, b, old, n, SLOTS=1 << 30, BLOCK=256)
+    assert torch.equal(acc.view(torch.int16), (a + b).view(torch.int16))
+    assert torch.equal(old.view(torch.int16), a.view(torch.int16))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_atomic_add_under_contention(memory_path, dtype):
+    """256 adds of 1 per slot from 4 programs: every partial sum is exact in both formats, so the result and the
+    set of old values each slot returned are order-independent."""
+    x = torch.ones(1024, dtype=dtype)
+    acc, old = torch.zeros(4, dtype=dtype), torch.empty_like(x)
+    half_add_kernel[(4,)](acc, x, old, 1024, SLOTS=4, BLOCK=256)
+    assert acc.tolist() == [256.0] * 4
+    for s in range(4):
+        assert sorted(old[s::4].tolist()) == [float(i) for i in range(256)]
+
+
+@triton.jit
+def cas16_kernel(p_ptr, cmp_ptr, val_ptr, old_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    old = tl.atomic_cas(p_ptr + offs, tl.load(cmp_ptr + offs), tl.load(val_ptr + offs))
+    tl.store(old_ptr + offs, old)
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.float16, torch.bfloat16])
+def test_16bit_compare_and_swap(memory_path, dtype):
+    """Even elements compare equal and are swapped, odd ones do not and keep their value; every one returns the
+    old value; neighbours sharing a word are all updated at once."""
+    g = torch.Generator().manual_seed(3)
+    n = 256
+    cur = torch.randint(-100, 100, (n,), generator=g).to(dtype)  # cur + 1 != cur in every format
+    cmp = torch.where(torch.arange(n) % 2 == 0, cur, cur + 1)
+    val = torch.randint(-1000, 1000, (n,), generator=g).to(dtype)
+    p, old = cur.clone(), torch.empty_like(cur)
+    cas16_kernel[(1,)](p, cmp, val, old, BLOCK=n)
+    assert torch.equal(old, cur)
+    assert torch.equal(p, torch.where(torch.arange(n) % 2 == 0, val, cur))
