@@ -167,3 +167,79 @@ def test_16bit_compare_and_swap(memory_path, dtype):
     cas16_kernel[(1,)](p, cmp, val, old, BLOCK=n)
     assert torch.equal(old, cur)
     assert torch.equal(p, torch.where(torch.arange(n) % 2 == 0, val, cur))
+
+
+# ---- device_print and device_assert --------------------------------------------------------------------------------
+
+
+@triton.jit
+def print_types_kernel(f_ptr, h_ptr, b_ptr, i8_ptr, u64_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.arange(0, BLOCK_M)[:, None]
+    cols = tl.arange(0, BLOCK_N)[None, :]
+    offs = tl.program_id(0) * BLOCK_M * BLOCK_N + rows * BLOCK_N + cols
+    f = tl.load(f_ptr + offs)
+    tl.device_print("f ", f)
+    tl.device_print("h ", tl.load(h_ptr + offs), hex=True)
+    tl.device_print("bf", tl.load(b_ptr + offs))
+    tl.device_print("i8 ", tl.load(i8_ptr + offs), hex=True)
+    u = tl.load(u64_ptr + offs)
+    tl.device_print("u64 ", u)
+    tl.device_print("two ", f > 0, u)
+    tl.device_print("scalar % ", tl.max(f))
+    tl.device_print("nothing")
+
+
+def _print_lines(backend: str, capfd) -> list[str]:
+    from triton.runtime import driver
+
+    previous = driver.active
+    triton_backend_sdk.use(backend)
+    try:
+        g = torch.Generator().manual_seed(5)
+        n = 2 * 8
+        f = torch.randn(n, generator=g)
+        u = torch.randint(-(1 << 62), 1 << 62, (n,), generator=g, dtype=torch.int64).to(torch.uint64)
+        i8 = torch.randint(-128, 128, (n,), generator=g, dtype=torch.int8)
+        capfd.readouterr()
+        print_types_kernel[(2,)](f, f.half(), f.bfloat16(), i8, u, BLOCK_M=2, BLOCK_N=4)
+        return capfd.readouterr().out.splitlines()
+    finally:
+        driver.set_active(previous)
+
+
+def test_device_print_matches_cpu_ref_line_for_line(ocl, capfd):
+    """Every dtype's formatting (floats, hex of fp16 bits, bf16, i8 hex, u64, several operands, 2-D indices, a
+    scalar, no operand, a '%' in the prefix) is cpu_ref's; each program's lines come in cpu_ref's order."""
+    got, want = _print_lines("opencl", capfd), _print_lines("cpu_ref", capfd)
+    assert len(got) == len(want) == 2 * (6 * 8 + 1 + 1 + 8), (len(got), len(want))
+    for pid in range(2):
+        mine = [ln for ln in got if ln.startswith(f"pid ({pid}, 0, 0)")]
+        ref = [ln for ln in want if ln.startswith(f"pid ({pid}, 0, 0)")]
+        assert mine == ref
+
+
+@triton.jit
+def assert_then_reduce_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.device_assert(x >= 0, "x >= 0")
+    tl.store(out_ptr + tl.program_id(0), tl.sum(x))  # a reduction (barriers) after the assert
+
+
+def test_device_assert_on_both_memory_paths(memory_path):
+    """The failing program stops as a whole (no work-item left at a barrier), the others finish and their results
+    arrive; the next launch of the same kernel starts clean."""
+    x = torch.arange(4 * 256, dtype=torch.float32)
+    x[2 * 256 + 100] = -1.0
+    out = torch.full((4,), -7.0)
+    with pytest.raises(
+        AssertionError,
+        match=r"test_opencl_features\.py:\d+:\d+: assert_then_reduce_kernel: "
+        r"program \(2, 0, 0\): Assertion `x >= 0` failed",
+    ):
+        assert_then_reduce_kernel[(4,)](x, out, BLOCK=256, debug=True)
+    want = x.view(4, 256).sum(1)
+    assert out[2].item() == -7.0 and torch.equal(out[[0, 1, 3]], want[[0, 1, 3]])
+    x[2 * 256 + 100] = 1.0
+    assert_then_reduce_kernel[(4,)](x, out, BLOCK=256, debug=True)
+    assert torch.equal(out, x.view(4, 256).sum(1))

@@ -80,3 +80,50 @@ def test_byte_atomics_and_16bit_compare_and_swap():
         = tb_atomic_cas_bf16(a_y0, 0.0f, 0.0f);
     """,
     )
+
+
+def test_device_print_goes_through_local_memory_and_work_item_0():
+    src = render(
+        """
+    %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    tt.print " r: " {hex = false, isSigned = array<i32: 1>} : %r : tensor<256xi32>
+    tt.print " n: " {hex = true, isSigned = array<i32: 1>} : %n : i32
+"""
+    )
+    check_lines(
+        src,
+        """
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ((__local int *)(tb_smem + 0))[i0] = ((int)i0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0u) for (uint p0 = 0u; p0 < 256u; ++p0)
+        printf("pid (%d, %d, %d) idx (%u) r: %d\\n", tb_pid0, tb_pid1, tb_pid2, p0, (int)(((__local int *)(tb_smem + 0))[p0]));
+        if (lid == 0u) printf("pid (%d, %d, %d) idx () n: 0x%08x\\n", tb_pid0, tb_pid1, tb_pid2, (uint)(uint)(a_n0));
+    """,
+    )
+
+
+def test_device_assert_records_in_the_hidden_error_buffer_and_stops_the_program():
+    src = render(
+        """
+    %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %s = tt.splat %n : i32 -> tensor<256xi32>
+    %c = arith.cmpi slt, %r, %s : tensor<256xi32>
+    tt.assert %c, "r < n" : tensor<256xi1>
+    %z = arith.constant 0 : i32
+    %p = arith.cmpi sgt, %n, %z : i32
+    tt.assert %p, "n > 0" : i1
+"""
+    )
+    check_lines(
+        src,
+        """
+        __kernel void k(__global float *a_x0_base, ulong a_x0_off, int a_n0, volatile __global int *tb_err) {
+        bool ok0 = true;
+        if (!((((int)i0) < a_n0))) ok0 = false;
+        if (!ok0) { if (atomic_cmpxchg(tb_err, 0, 1) == 0) { tb_err[1] = 0; tb_err[2] = tb_pid0; tb_err[3] = tb_pid1; tb_err[4] = tb_pid2; } }
+        if (!ok0) ((__local int *)(tb_smem + 0))[0] = 1;
+        if (((__local int *)(tb_smem + 0))[0]) return;
+        if (!(v_p0)) { if (lid == 0u) { if (atomic_cmpxchg(tb_err, 0, 1) == 0) { tb_err[1] = 1;
+    """,
+    )

@@ -78,6 +78,7 @@ class OpenCLBackend(TargetBackend):
         metadata["opencl_local_size"] = size
         metadata["opencl_params"] = rk.params
         metadata["opencl_written"] = rk.written
+        metadata["opencl_asserts"] = rk.asserts
         return rk.source
 
     def make_clbin(self, src: str, metadata: dict, options: Options) -> bytes:

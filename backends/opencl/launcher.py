@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from triton_backend_sdk.launch import signature_of
 
+from .asserts import check as check_asserts
+from .asserts import error_buffer
 from .runtime import LoadedKernel, runtime_for
 
 _KERNELS: dict[int, LoadedKernel] = {}
@@ -119,6 +121,9 @@ class Launcher:
         self.convert = [None if p[0] == "ptr" else _scalar_converter(p[1], p[2]) for p in params]
         self.written = set(metadata.opencl_written)
         self.local = int(metadata.opencl_local_size)
+        #: [message, location] per tt.assert: the kernel then takes the error buffer last (asserts.py)
+        self.asserts = [list(a) for a in getattr(metadata, "opencl_asserts", None) or []]
+        self.kernel_name = metadata.name
 
     def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: int, packed_metadata: Any,
                  launch_metadata: Any, enter_hook: Any, exit_hook: Any, *args: Any) -> None:
@@ -163,6 +168,8 @@ class Launcher:
                 bufs = self._copy_in(rt, mems)
             it = iter(bufs)
             final = [next(it) if v is None else v for v in values]
+            if self.asserts:
+                final.append(error_buffer(rt))
             lk.kernel.set_args(*final)
             evt = cl.enqueue_nd_range_kernel(rt.queue, lk.kernel, gsize, (self.local, 1, 1))
             rt.last_event = evt
@@ -170,6 +177,8 @@ class Launcher:
                 evt.wait()
             else:
                 self._copy_out(rt, mems, bufs)
+            if self.asserts:
+                check_asserts(rt, self.kernel_name, self.asserts)
 
     @staticmethod
     def _copy_in(rt: Any, mems: list[tuple[int, int, bool]]) -> list[Any]:

@@ -168,6 +168,8 @@ class RenderContext:
         self.block_vars: dict[Block, list[Any]] = {}
         #: kernel parameters (by index) that the kernel may write through (stores, atomics)
         self.written_params: set[int] = set()
+        #: [message, source location] of each tt.assert, by the number the kernel records (render/debug.py)
+        self.asserts: list[list[str]] = []
 
     # ---- emission ----------------------------------------------------------------------------------------------
 

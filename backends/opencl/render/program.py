@@ -14,6 +14,7 @@ from triton_backend_sdk.lowering import RuleTable
 from . import ctypes as CT
 from .context import RenderContext
 from .control import render_body
+from .debug import ERR
 from .language import CStyleLanguage
 
 #: numpy dtype names of scalar kernel parameters (f16/bf16 travel as float, i1 as a byte)
@@ -31,6 +32,9 @@ class RenderedKernel:
     params: list[list[str]] = field(default_factory=list)
     #: indices of pointer parameters the kernel may write through
     written: list[int] = field(default_factory=list)
+    #: [message, source location] per tt.assert; when not empty the kernel takes a last, hidden parameter: the
+    #: error buffer of `asserts.ERR_INTS` ints the launcher passes and checks (render/debug.py)
+    asserts: list[list[str]] = field(default_factory=list)
 
 
 def _param_dtype(t) -> str:
@@ -109,6 +113,8 @@ def render_module(module: Module, kernel_name: str, rules: RuleTable, lang: CSty
     multi = len(kernel.regions[0].blocks) > 1
     render_body(ctx, kernel.regions[0], lambda ret: ctx.emit("return;") if multi else None)
     body = ctx.lines
+    if ctx.asserts:
+        params.append(f"volatile {g}int *{ERR}")
     head = ["const uint lid = " + lang.local_id + ";"]
     for axis in range(3):
         head.append(f"const int tb_pid{axis} = {lang.group_id.format(axis=axis)}, "
@@ -130,4 +136,4 @@ def render_module(module: Module, kernel_name: str, rules: RuleTable, lang: CSty
     out += body
     out.append("}")
     return RenderedKernel(kernel_name, "\n".join(out) + "\n", local_size, ctx.scratch_max, kinds,
-                          written_params(kernel))
+                          written_params(kernel), ctx.asserts)
