@@ -5,6 +5,8 @@ Skipped with the reason when no OpenCL device exists."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -243,3 +245,20 @@ def test_device_assert_on_both_memory_paths(memory_path):
     x[2 * 256 + 100] = 1.0
     assert_then_reduce_kernel[(4,)](x, out, BLOCK=256, debug=True)
     assert torch.equal(out, x.view(4, 256).sum(1))
+
+
+@triton.jit
+def print_pointers_kernel(x_ptr, BLOCK: tl.constexpr):
+    tl.device_print("p ", x_ptr + tl.arange(0, BLOCK))
+    tl.device_print("ph ", x_ptr, hex=True)
+
+
+def test_device_print_of_pointers(ocl, capfd):
+    """Pointers print as addresses the way cpu_ref's `%p` does (a pointer tile goes through local memory as
+    integers); consecutive elements are 4 bytes apart."""
+    print_pointers_kernel[(1,)](torch.zeros(4), BLOCK=4)
+    out = capfd.readouterr().out.splitlines()
+    assert len(out) == 5 and all(re.fullmatch(r"pid \(0, 0, 0\) idx \(\d\) p: 0x[0-9a-f]+", ln) for ln in out[:4])
+    addr = [int(ln.rsplit(" ", 1)[1], 16) for ln in out[:4]]
+    assert [a - addr[0] for a in addr] == [0, 4, 8, 12]
+    assert re.fullmatch(r"pid \(0, 0, 0\) idx \(\) ph: 0x[0-9a-f]{16}", out[4])

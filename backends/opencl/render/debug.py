@@ -80,10 +80,10 @@ def render_assert(ctx: RenderContext, op: O.Assert) -> None:
 
 def _value_format(ctx: RenderContext, v: Value, x: str, signed: bool, hex_: bool) -> tuple[str, str]:
     """(printf conversion, argument) printing element `x` of `v` as cpu_ref does (`%f` for floats, decimal or
-    zero-padded hex of the bits for integers, `%p` for pointers)."""
+    zero-padded hex of the bits for integers, pointers as glibc's `%p`)."""
     e = v.type.element
     if isinstance(e, PointerType):
-        return ("0x%016lx", f"(ulong)({x})") if hex_ else ("%p", f"(void *)({x})")
+        return ("0x%016lx" if hex_ else "0x%lx"), f"(ulong)({x})"  # glibc's %p, as cpu_ref prints
     if isinstance(e, FloatType):
         ct = ctx.ctype(v)
         if not hex_:
@@ -130,6 +130,8 @@ def render_print(ctx: RenderContext, op: O.Print) -> None:
         # every element through local memory, then printed in index order by work-item 0
         shape = v.type.shape
         ct = ctx.ctype(v)
+        if isinstance(v.type.element, PointerType):  # kept as addresses: a pointer type cannot be in local memory
+            ct, x = "ulong", Tile(shape, "ulong", gen=lambda i, x=x: f"(ulong)({ctx.element(x, i)})")
         off = ctx.alloc(numel(shape) * CT.size_of(ct))
         ctx.barrier()
         arr = ctx.write_scratch(x, shape, ct, off)
