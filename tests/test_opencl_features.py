@@ -262,3 +262,75 @@ def test_device_print_of_pointers(ocl, capfd):
     addr = [int(ln.rsplit(" ", 1)[1], 16) for ln in out[:4]]
     assert [a - addr[0] for a in addr] == [0, 4, 8, 12]
     assert re.fullmatch(r"pid \(0, 0, 0\) idx \(\) ph: 0x[0-9a-f]{16}", out[4])
+
+
+# ---- fnuz fp8 (AMD-only in Triton's frontend, so the kernel is TTIR): bit for bit with cpu_ref ----------------------
+
+
+def _fp8_roundtrip_ttir(src: str, f8: str, n: int) -> str:
+    t = lambda e: f"tensor<{n}x{e}>"
+    pt = lambda e: f"tensor<{n}x!tt.ptr<{e}>>"
+    return f"""module {{
+  tt.func public @roundtrip(%x: !tt.ptr<{src}>, %bits: !tt.ptr<i8>, %back: !tt.ptr<{src}>) {{
+    %r = tt.make_range {{end = {n} : i32, start = 0 : i32}} : {t("i32")}
+    %c = arith.constant {n} : i32
+    %pid = tt.get_program_id x : i32
+    %base = arith.muli %pid, %c : i32
+    %b = tt.splat %base : i32 -> {t("i32")}
+    %o = arith.addi %r, %b : {t("i32")}
+    %px = tt.splat %x : !tt.ptr<{src}> -> {pt(src)}
+    %qx = tt.addptr %px, %o : {pt(src)}, {t("i32")}
+    %v = tt.load %qx : {pt(src)}
+    %f = tt.fp_to_fp %v, rounding = rtne : {t(src)} -> {t(f8)}
+    %i = tt.bitcast %f : {t(f8)} -> {t("i8")}
+    %pb = tt.splat %bits : !tt.ptr<i8> -> {pt("i8")}
+    %qb = tt.addptr %pb, %o : {pt("i8")}, {t("i32")}
+    tt.store %qb, %i : {pt("i8")}
+    %w = tt.fp_to_fp %f : {t(f8)} -> {t(src)}
+    %pk = tt.splat %back : !tt.ptr<{src}> -> {pt(src)}
+    %qk = tt.addptr %pk, %o : {pt(src)}, {t("i32")}
+    tt.store %qk, %w : {pt(src)}
+    tt.return
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("f8", ["f8E4M3FNUZ", "f8E5M2FNUZ"])
+@pytest.mark.parametrize("src", ["f32", "f16", "bf16", "f64"])
+def test_fnuz_fp8_conversions_match_cpu_ref_bit_for_bit(ocl, tmp_path, f8, src):
+    """Every magnitude from subnormal to overflow (saturating at the largest finite value), ties, signed zeros,
+    infinities and NaN (fp8 0x80): the fp8 bytes are cpu_ref's, and so are the values converted back."""
+    from triton.runtime import driver
+    from triton_backend_sdk.backends.opencl.runtime import features_of, selected_device
+
+    if src == "f64" and "cl_khr_fp64" not in features_of(selected_device()):
+        pytest.skip("the device has no fp64")
+    dt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64}[src]
+    g = torch.Generator().manual_seed(17)
+    n, grid = 1024, 16
+    x = torch.randn(n * grid, generator=g, dtype=torch.float64)
+    x *= torch.exp2(torch.randint(-24, 20, (n * grid,), generator=g).double())
+    special = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-30, -1e-30, 240, 241, 248, 250, -57344, 6e4]
+    x[: len(special)] = torch.tensor(special, dtype=torch.float64)
+    j = torch.arange(256, dtype=torch.int32)  # ties: midpoints between neighbouring e4m3 / e5m2 values
+    mid = 1 + (2 * (j % 8) + 1).double() / (16 if f8 == "f8E4M3FNUZ" else 8)
+    x[len(special) : len(special) + 256] = mid * torch.exp2((j // 8 - 16).double()) * (1 - 2 * (j % 2)).double()
+    x = x.to(dt)
+    path = tmp_path / "k.ttir"
+    path.write_text(_fp8_roundtrip_ttir(src, f8, n))
+    outs = []
+    previous = driver.active
+    try:
+        for be in ("cpu_ref", "opencl"):
+            triton_backend_sdk.use(be)
+            k = triton.compile(str(path), target=triton_backend_sdk.target(be))
+            bits, back = torch.zeros(n * grid, dtype=torch.int8), torch.zeros_like(x)
+            k[(grid, 1, 1)](x, bits, back)
+            outs.append((bits, back))
+    finally:
+        driver.set_active(previous)
+    (b_ref, v_ref), (b, v) = outs
+    assert torch.equal(b, b_ref)
+    same = (v.double() == v_ref.double()) & (torch.signbit(v) == torch.signbit(v_ref))
+    assert bool((same | (v.isnan() & v_ref.isnan())).all())

@@ -223,8 +223,3 @@ def test_fp8_lives_in_float_and_is_a_byte_in_memory():
         float v_y0 = tb_e4m3_dec(tb_e4m3_enc(v_v0));
         if (lid == 0u) { *(a_x2_0) = tb_e4m3_enc(v_y0); }
     """)
-
-
-def test_fnuz_fp8_is_refused_at_compile_time():
-    with pytest.raises(UnsupportedError, match="f8E4M3FNUZ"):
-        render("", args="%x: !tt.ptr<f8E4M3FNUZ>")

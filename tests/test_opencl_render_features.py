@@ -127,3 +127,31 @@ def test_device_assert_records_in_the_hidden_error_buffer_and_stops_the_program(
         if (!(v_p0)) { if (lid == 0u) { if (atomic_cmpxchg(tb_err, 0, 1) == 0) { tb_err[1] = 1;
     """,
     )
+
+
+def test_fnuz_fp8_saturates_and_has_one_nan():
+    src = render(
+        """
+    %v = tt.load %x : !tt.ptr<f64>
+    %y = tt.fp_to_fp %v, rounding = rtne : f64 -> f8E4M3FNUZ
+    tt.store %x2, %y : !tt.ptr<f8E4M3FNUZ>
+    %w = tt.load %x3 : !tt.ptr<f8E5M2FNUZ>
+    %z = tt.fp_to_fp %w : f8E5M2FNUZ -> f32
+""",
+        args="%x: !tt.ptr<f64>, %x2: !tt.ptr<f8E4M3FNUZ>, %x3: !tt.ptr<f8E5M2FNUZ>",
+    )
+    check_lines(
+        src,
+        """
+        float tb_d2f_odd(double d) {
+        uchar tb_e4m3b8nz_enc(float f) {
+        ax = min(x & 0x7fffffffu, 0x43700000u), r;
+        if ((x & 0x7fffffffu) > 0x7f800000u) return (uchar)0x80u;
+        return (uchar)(r == 0u ? 0u : (sign | r));
+        float tb_e5m2b16nz_dec(uchar b) {
+        if (b == 0x80) return as_float(0x7fc00000u);
+        __kernel void k(__global double *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off,
+        float v_y0 = tb_e4m3b8nz_dec(tb_e4m3b8nz_enc(tb_d2f_odd(v_v0)));
+        float v_w0 = tb_e5m2b16nz_dec(*(a_x3_0));
+    """,
+    )

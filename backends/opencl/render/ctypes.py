@@ -16,15 +16,21 @@ from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType
 INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
 UINT_C = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
 FLOAT_C = {FloatKind.F16: "float", FloatKind.BF16: "float", FloatKind.F32: "float", FloatKind.F64: "double",
-           FloatKind.F8E4M3FN: "float", FloatKind.F8E5M2: "float"}
+           FloatKind.F8E4M3FN: "float", FloatKind.F8E5M2: "float", FloatKind.F8E4M3FNUZ: "float",
+           FloatKind.F8E5M2FNUZ: "float"}
 #: the name of each element type in memory (pointee C type)
 MEM_FLOAT_C = {FloatKind.F16: "ushort", FloatKind.BF16: "ushort", FloatKind.F32: "float", FloatKind.F64: "double",
-               FloatKind.F8E4M3FN: "uchar", FloatKind.F8E5M2: "uchar"}
+               FloatKind.F8E4M3FN: "uchar", FloatKind.F8E5M2: "uchar", FloatKind.F8E4M3FNUZ: "uchar",
+               FloatKind.F8E5M2FNUZ: "uchar"}
 #: fp8 formats: helper-name suffix, exponent bits, mantissa bits, bias, whether the top exponent means inf/NaN
 FP8 = {FloatKind.F8E4M3FN: ("e4m3", 4, 3, 7, False), FloatKind.F8E5M2: ("e5m2", 5, 2, 15, True)}
+#: the "fnuz" fp8 formats (AMD's fp8e4b8/fp8e5b16): 0x80 is the only NaN, no -0, no inf;
+#: conversions are cpu_ref's (codegen/types.py Fp8Format): nearest even, saturating at the largest finite value
+FP8_FNUZ = {FloatKind.F8E4M3FNUZ: ("e4m3b8nz", 4, 3, 8, False), FloatKind.F8E5M2FNUZ: ("e5m2b16nz", 5, 2, 16, False)}
 #: dtypes as Triton names them, for error messages
 DTYPE_NAMES = {FloatKind.F16: "fp16", FloatKind.BF16: "bf16", FloatKind.F32: "fp32", FloatKind.F64: "fp64",
-               FloatKind.F8E4M3FN: "fp8e4nv", FloatKind.F8E5M2: "fp8e5"}
+               FloatKind.F8E4M3FN: "fp8e4nv", FloatKind.F8E5M2: "fp8e5", FloatKind.F8E4M3FNUZ: "fp8e4b8",
+               FloatKind.F8E5M2FNUZ: "fp8e5b16"}
 
 
 class TypeError_(Exception):
@@ -89,13 +95,40 @@ def is_bf16(t: Type) -> bool:
 
 def fp8_of(t: Type) -> tuple[str, int, int, int, bool] | None:
     e = t.element
-    return FP8.get(e.kind) if isinstance(e, FloatType) else None
+    if not isinstance(e, FloatType):
+        return None
+    return FP8.get(e.kind) or FP8_FNUZ.get(e.kind)
+
+
+def fnuz_helpers(tag: str, E: int, M: int, bias: int) -> dict[str, str]:
+    """Encoder and decoder of a fnuz fp8 format: 0x80 is NaN (both ways), zero is never negative, values beyond the
+    largest finite one (0x7f) saturate to it (infinities too)."""
+    shift = 23 - M
+    max_bits = struct.unpack("<I", struct.pack("<f", (2 - 2.0 ** -M) * 2.0 ** ((1 << E) - 1 - bias)))[0]
+    enc = f"""\
+uchar tb_{tag}_enc(float f) {{
+  uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = min(x & 0x7fffffffu, {max_bits:#x}u), r;
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uchar)0x80u;
+  if (ax < {(127 + 1 - bias) << 23}u) r = (uint)rint(as_float(ax) * {2.0 ** (bias - 1 + M)!r}f);
+  else r = ((ax + {(1 << (shift - 1)) - 1}u + ((ax >> {shift}) & 1u)) >> {shift}) - {(127 - bias) << M}u;
+  return (uchar)(r == 0u ? 0u : (sign | r));
+}}"""
+    dec = f"""\
+float tb_{tag}_dec(uchar b) {{
+  uint e = ((uint)b >> {M}) & {(1 << E) - 1}u, m = (uint)b & {(1 << M) - 1}u;
+  if (b == 0x80) return as_float(0x7fc00000u);  /* the quiet NaN cpu_ref gives */
+  float v = e == 0u ? (float)m * {2.0 ** (1 - bias - M)!r}f : as_float(((e + {127 - bias}u) << 23) | (m << {shift}));
+  return (b & 0x80u) ? -v : v;
+}}"""
+    return {f"tb_{tag}_enc": enc, f"tb_{tag}_dec": dec}
 
 
 def fp8_helpers(fmt: tuple[str, int, int, int, bool]) -> dict[str, str]:
     """Encoder (float -> byte, round to nearest even; overflow to inf, or to NaN where the format has no inf) and
     decoder (byte -> float) of one fp8 format, as C text."""
     tag, E, M, bias, ieee = fmt
+    if tag.endswith("nz"):
+        return fnuz_helpers(tag, E, M, bias)
     shift = 23 - M
     top = (1 << E) - 1
     nan = 0x7F if not ieee else (top << M) | (1 << (M - 1))
@@ -205,6 +238,13 @@ float tb_h2f(ushort h) {
   return as_float(sign | ((e + 112u) << 23) | (m << 13));
 }""",
     "tb_rnd_h": "float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
+    # fp64 -> fp8 through float without double rounding: float rounded to odd keeps a sticky bit for the final
+    # round to nearest even (float has more than fp8's bits + 2)
+    "tb_d2f_odd": """\
+float tb_d2f_odd(double d) {
+  float f = convert_float_rtz(d);
+  return ((double)f != d && !isnan(d)) ? as_float(as_uint(f) | 1u) : f;
+}""",
     "tb_rnd_h_rtz": "float tb_rnd_h_rtz(float x) { return tb_h2f(tb_f2h_rtz(x)); }",
     "tb_rnd_bf": """\
 float tb_rnd_bf(float f) {

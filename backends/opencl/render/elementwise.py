@@ -353,6 +353,8 @@ def _float_cast(ctx: RenderContext, src: Type, dst: Type, rtz: bool) -> Callable
         return lambda a: f"((double){a})"
     to_float = (lambda a: f"convert_float_rtz({a})") if rtz else (lambda a: f"((float){a})")
     narrow = to_float if Ts == "double" else (lambda a: a)
+    if Ts == "double" and not rtz and CT.fp8_of(dst) is not None:
+        narrow = lambda a: f"{ctx.helper('tb_d2f_odd')}({a})"
     return lambda a: round_to(dst, narrow(a), ctx, rtz)
 
 
