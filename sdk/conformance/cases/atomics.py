@@ -133,3 +133,26 @@ register(Case("atomic_cas_spinlock", "tt.atomic_cas", cas_lock_kernel, ("int32",
               lambda launch, d: [(launch.args[3].double().sum() * 20).to(TORCH[d]).reshape(1),
                                  torch.tensor([launch.grid[0] * 20], dtype=torch.int32)], EXACT,
               note="the interpreter runs programs one after another: it never contends for the lock"))
+
+
+@triton.jit
+def cas_each_kernel(p_ptr, cmp_ptr, val_ptr, old_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    old = tl.atomic_cas(p_ptr + offs, tl.load(cmp_ptr + offs), tl.load(val_ptr + offs))
+    tl.store(old_ptr + offs, old)
+
+
+def _cas_each_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
+    n = shape[0]
+    cur = rand((n,), dtype, g, 1, 100)  # cur + 1 is exact (and differs from cur) in every type
+    cmp = torch.where(torch.arange(n) % 2 == 0, cur, cur + 1)
+    return Launch([cur, cmp, rand((n,), dtype, g, 1, 100), torch.empty_like(cur)], (n // BLOCK,), (0, 3),
+                  {"BLOCK": BLOCK})
+
+
+register(Case("atomic_cas_16bit", "tt.atomic_cas", cas_each_kernel, ("int16", "float16", "bfloat16"),
+              ((BLOCK,), (1024,)), _cas_each_build,
+              lambda launch, d: [torch.where(torch.arange(launch.args[0].numel()) % 2 == 0, launch.args[2],
+                                             launch.args[0]), launch.args[0]], EXACT,
+              note="even elements match and are swapped, odd ones keep their value; all return the old value; "
+                   "neighbours share a 32-bit word (a backend emulating 16-bit atomics must keep them intact)"))
