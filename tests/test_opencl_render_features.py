@@ -46,7 +46,7 @@ def test_half_atomic_add_is_a_cas_loop_on_the_containing_word():
         float tb_h2f(ushort h) {
         float tb_atomic_fadd_f16(volatile __global ushort *p, float v) {
         volatile __global uint *w = (volatile __global uint *)((ulong)p & ~(ulong)3);
-        uint sh = (uint)((ulong)p & 3ul) * 8u;
+        uint at = (uint)((ulong)p & 3ul), sh = (as_uchar4(1u).s0 == 1 ? at : 2u - at) * 8u;
         uint m = 65535u << sh, prev, old = *w;
         float o = tb_h2f((ushort)((prev & m) >> sh));
         old = atomic_cmpxchg(w, prev, (prev & ~m) | (((uint)tb_f2h(o + v)) << sh));

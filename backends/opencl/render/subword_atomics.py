@@ -6,7 +6,7 @@ One helper per (operation, element type), returning the old value as the atomic 
 `float` in registers (exactly representable in their format); an fp16/bf16 add is done in float and rounded to
 nearest even once, which is the correctly rounded half-precision sum (float has more than 2p+2 bits, so the double
 rounding is innocuous): bit-identical to a device adding in half. The byte position in the word follows the device's
-endianness (`__ENDIAN_LITTLE__`). Element alignment (1 or 2 bytes) means an element never straddles two words.
+byte order (`as_uchar4(1u)`, folded by the compiler). Element alignment (1 or 2 bytes) means an element never straddles two words.
 """
 
 from __future__ import annotations
@@ -84,11 +84,7 @@ def _prologue(sw: SubWord) -> str:
     mask = (1 << sw.bits) - 1
     return f"""\
   volatile __global uint *w = (volatile __global uint *)((ulong)p & ~(ulong)3);
-#ifdef __ENDIAN_LITTLE__
-  uint sh = (uint)((ulong)p & 3ul) * 8u;
-#else
-  uint sh = (uint)(4ul - {sw.bits // 8}ul - ((ulong)p & 3ul)) * 8u;
-#endif
+  uint at = (uint)((ulong)p & 3ul), sh = (as_uchar4(1u).s0 == 1 ? at : {4 - sw.bits // 8}u - at) * 8u;
   uint m = {mask}u << sh, prev, old = *w;"""
 
 
