@@ -155,3 +155,22 @@ def test_fnuz_fp8_saturates_and_has_one_nan():
         float v_w0 = tb_e5m2b16nz_dec(*(a_x3_0));
     """,
     )
+
+
+def test_fp8_round_toward_zero_truncates_and_saturates():
+    src = render(
+        """
+    %v = tt.load %x : !tt.ptr<f32>
+    %y = tt.fp_to_fp %v, rounding = rtz : f32 -> f8E5M2
+""",
+        args="%x: !tt.ptr<f32>",
+    )
+    check_lines(
+        src,
+        """
+        uchar tb_e5m2_enc_rtz(float f) {
+        ax = min(x & 0x7fffffffu, 0x47600000u), r;
+        else r = (ax >> 21) - 448u;
+        float v_y0 = tb_e5m2_dec(tb_e5m2_enc_rtz(v_v0));
+    """,
+    )

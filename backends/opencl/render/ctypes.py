@@ -127,8 +127,9 @@ def fp8_helpers(fmt: tuple[str, int, int, int, bool]) -> dict[str, str]:
     """Encoder (float -> byte, round to nearest even; overflow to inf, or to NaN where the format has no inf) and
     decoder (byte -> float) of one fp8 format, as C text."""
     tag, E, M, bias, ieee = fmt
+    rtz = rtz_encoder(tag, E, M, bias, ieee, fnuz=tag.endswith("nz"))
     if tag.endswith("nz"):
-        return fnuz_helpers(tag, E, M, bias)
+        return fnuz_helpers(tag, E, M, bias) | rtz
     shift = 23 - M
     top = (1 << E) - 1
     nan = 0x7F if not ieee else (top << M) | (1 << (M - 1))
@@ -152,7 +153,29 @@ float tb_{tag}_dec(uchar b) {{
   float v = e == 0u ? (float)m * {unit} : ({special} ? {special_val} : as_float(((e + {127 - bias}u) << 23) | (m << {shift})));
   return (b & 0x80u) ? -v : v;
 }}"""
-    return {f"tb_{tag}_enc": enc, f"tb_{tag}_dec": dec}
+    return {f"tb_{tag}_enc": enc, f"tb_{tag}_dec": dec} | rtz
+
+
+def rtz_encoder(tag: str, E: int, M: int, bias: int, ieee: bool, fnuz: bool) -> dict[str, str]:
+    """Encoder rounding toward zero (`fp_downcast_rounding="rtz"`), as cpu_ref's: the magnitude saturates at the
+    largest finite value (infinities too), NaN is 0x80 (fnuz) or 0x7f, no -0 in the fnuz formats."""
+    top = (1 << E) - 1
+    if ieee:
+        max_val = (2 - 2.0**-M) * 2.0 ** (top - 1 - bias)
+    elif fnuz:
+        max_val = (2 - 2.0**-M) * 2.0 ** (top - bias)
+    else:  # e4m3fn: only all-ones is NaN
+        max_val = (2 - 2.0 ** (1 - M)) * 2.0 ** (top - bias)
+    max_bits = struct.unpack("<I", struct.pack("<f", max_val))[0]
+    sign_zero = "r == 0u ? 0u : (sign | r)" if fnuz else "sign | r"
+    return {f"tb_{tag}_enc_rtz": f"""\
+uchar tb_{tag}_enc_rtz(float f) {{
+  uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = min(x & 0x7fffffffu, {max_bits:#x}u), r;
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uchar){0x80 if fnuz else 0x7F}u;
+  if (ax < {(127 + 1 - bias) << 23}u) r = (uint)(as_float(ax) * {2.0 ** (bias - 1 + M)!r}f);
+  else r = (ax >> {23 - M}) - {(127 - bias) << M}u;
+  return (uchar)({sign_zero});
+}}"""}
 
 
 def is_f64(t: Type) -> bool:

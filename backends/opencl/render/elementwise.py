@@ -41,9 +41,7 @@ def lift(ctx: RenderContext, op: Op, fn: Callable[..., str], cost: int = 1) -> N
 def round_to(t: Type, expr: str, ctx: RenderContext, rtz: bool = False) -> str:
     """Round a float expression to `t`'s format when `t` is f16/bf16/fp8 (values are kept exactly representable)."""
     if CT.fp8_of(t) is not None:
-        if rtz:
-            raise ctx.unsupported(f"round-toward-zero conversion to {t.element}")
-        return f"{ctx.fp8_helper(t, 'dec')}({ctx.fp8_helper(t, 'enc')}({expr}))"
+        return f"{ctx.fp8_helper(t, 'dec')}({ctx.fp8_helper(t, 'enc_rtz' if rtz else 'enc')}({expr}))"
     if CT.is_half(t):
         return f"{ctx.helper('tb_rnd_h_rtz' if rtz else 'tb_rnd_h')}({expr})"
     if CT.is_bf16(t):
