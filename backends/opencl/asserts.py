@@ -1,5 +1,5 @@
 """Raising `tl.device_assert` failures in Python: the error buffer a kernel with asserts takes as its last, hidden
-parameter (see render/debug.py), and the check after each launch.
+parameter (see render/debug.py), and the check after each launch. Also: flushing `tl.device_print` output.
 
 One small device buffer per device runtime, zeroed, shared by its launches (they hold the runtime's lock). It is an
 ordinary device buffer read back explicitly, so the same code serves zero-copy devices (PoCL) and discrete ones.
@@ -9,6 +9,7 @@ After a launch the launcher reads it; when an assert failed, the buffer is clear
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -44,3 +45,17 @@ def check(rt: Any, kernel_name: str, table: list[list[str]]) -> None:
     msg, loc = table[number] if 0 <= number < len(table) else ("<unknown assert>", "<unknown>")
     pid = tuple(int(p) for p in state[2:5])
     raise AssertionError(f"{loc}: {kernel_name}: program {pid}: Assertion `{msg}` failed")
+
+
+def flush_prints() -> None:
+    """After a kernel that prints has finished: flush the C library's stdout. Some OpenCL drivers write `printf`
+    output through C stdio, which is fully buffered when stdout is not a terminal; flushed here, the lines appear
+    when the launch returns (as cpu_ref's, written unbuffered) and before later Python output."""
+    _libc().fflush(None)
+
+
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None)

@@ -79,6 +79,7 @@ class OpenCLBackend(TargetBackend):
         metadata["opencl_params"] = rk.params
         metadata["opencl_written"] = rk.written
         metadata["opencl_asserts"] = rk.asserts
+        metadata["opencl_prints"] = rk.prints
         return rk.source
 
     def make_clbin(self, src: str, metadata: dict, options: Options) -> bytes:

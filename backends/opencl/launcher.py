@@ -16,7 +16,7 @@ import numpy as np
 from triton_backend_sdk.launch import signature_of
 
 from .asserts import check as check_asserts
-from .asserts import error_buffer
+from .asserts import error_buffer, flush_prints
 from .runtime import LoadedKernel, runtime_for
 
 _KERNELS: dict[int, LoadedKernel] = {}
@@ -124,6 +124,7 @@ class Launcher:
         #: [message, location] per tt.assert: the kernel then takes the error buffer last (asserts.py)
         self.asserts = [list(a) for a in getattr(metadata, "opencl_asserts", None) or []]
         self.kernel_name = metadata.name
+        self.prints = bool(getattr(metadata, "opencl_prints", False))
 
     def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: int, packed_metadata: Any,
                  launch_metadata: Any, enter_hook: Any, exit_hook: Any, *args: Any) -> None:
@@ -177,6 +178,8 @@ class Launcher:
                 evt.wait()
             else:
                 self._copy_out(rt, mems, bufs)
+            if self.prints:
+                flush_prints()
             if self.asserts:
                 check_asserts(rt, self.kernel_name, self.asserts)
 

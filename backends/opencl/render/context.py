@@ -170,6 +170,8 @@ class RenderContext:
         self.written_params: set[int] = set()
         #: [message, source location] of each tt.assert, by the number the kernel records (render/debug.py)
         self.asserts: list[list[str]] = []
+        #: whether the kernel calls printf (tt.print)
+        self.prints = False
 
     # ---- emission ----------------------------------------------------------------------------------------------
 

@@ -111,6 +111,7 @@ def _value_format(ctx: RenderContext, v: Value, x: str, signed: bool, hex_: bool
 
 @OPENCL_RULES.register(O.Print)
 def render_print(ctx: RenderContext, op: O.Print) -> None:
+    ctx.prints = True
     signs = op.attrs.get("isSigned")
     signed_flags = list(signs.values) if isinstance(signs, DenseArrayAttr) else []
     prefix = c_string(op.prefix)

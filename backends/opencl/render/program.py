@@ -35,6 +35,8 @@ class RenderedKernel:
     #: [message, source location] per tt.assert; when not empty the kernel takes a last, hidden parameter: the
     #: error buffer of `asserts.ERR_INTS` ints the launcher passes and checks (render/debug.py)
     asserts: list[list[str]] = field(default_factory=list)
+    #: whether the kernel prints (tt.print): the launcher flushes C stdio after it
+    prints: bool = False
 
 
 def _param_dtype(t) -> str:
@@ -136,4 +138,4 @@ def render_module(module: Module, kernel_name: str, rules: RuleTable, lang: CSty
     out += body
     out.append("}")
     return RenderedKernel(kernel_name, "\n".join(out) + "\n", local_size, ctx.scratch_max, kinds,
-                          written_params(kernel), ctx.asserts)
+                          written_params(kernel), ctx.asserts, ctx.prints)
