@@ -35,7 +35,8 @@ def test_stage_order_and_outputs(backend):
     stages: dict = {}
     backend_obj.add_stages(stages, backend_obj.parse_options({}))
     names = list(stages)
-    assert names[:2] == ["ttir", "sdkir"] and names[-1] == backend_obj.binary_ext
+    # cpu_ref adds a `ttgir` stage between the two (so Triton can compile a .ttgir file); it passes TTIR on
+    assert [n for n in names if n != "ttgir"][:2] == ["ttir", "sdkir"] and names[-1] == backend_obj.binary_ext
     assert "tt.func public @mix_kernel" in k.asm["sdkir"]
     assert isinstance(k.asm[backend_obj.binary_ext], bytes)
 
