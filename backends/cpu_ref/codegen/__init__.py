@@ -1,6 +1,19 @@
 """cpu_ref code generation: SDK IR → LLVM IR through llvmlite, one rule module per op family."""
 
-from . import atomics, control, convert, debug, dot, elementwise, extern, gather, memory, reduce_scan, shape  # noqa: F401
+from . import (  # noqa: F401
+    atomics,
+    control,
+    convert,
+    debug,
+    dot,
+    dot_scaled,
+    elementwise,
+    extern,
+    gather,
+    memory,
+    reduce_scan,
+    shape,
+)
 from .program import lower_module
 from .rules import RULES
 
