@@ -245,3 +245,21 @@ def test_dot_scaled_upcasts_fp4_and_scales_then_accumulates_in_f32():
         llvm.fma
     """,
     )
+
+
+def test_f16_dot_accumulates_in_f32_and_rounds_once():
+    ir = lower(
+        """
+    %a = arith.constant dense<1.0> : tensor<16x16xf16>
+    %c = arith.constant dense<0.0> : tensor<16x16xf16>
+    %d = tt.dot %a, %a, %c : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf16>"""
+    )
+    check_lines(
+        ir,
+        """
+        fpext half
+        llvm.fma
+        fptrunc float
+    """,
+    )
+    assert not any("llvm.fma" in line and "half" in line for line in ir.splitlines())

@@ -17,7 +17,7 @@ from triton_backend_sdk.ir.core import BlockArgument, Value
 from .context import LoweringContext, Tile, linear_index
 from .convert import fp8_to_float
 from .rules import RULES
-from .types import F32, F64, I64, bit_width, fp8_format, is_float_type, llvm_type
+from .types import BF16, F16, F32, F64, I64, bit_width, fp8_format, is_float_type, llvm_type
 
 #: vector registers a microkernel may keep accumulators in (x86-64 with AVX-512 has 32, AVX2 16)
 _ACC_REGS = {512: 16, 256: 8, 128: 8}
@@ -184,6 +184,13 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
     res = op.result
     ety = llvm_type(res.type)
     shape = res.type.shape
+    half = ety in (F16, BF16)
+    if half:
+        # an f16/bf16 result accumulates in f32 and rounds once at the end, as a GPU's MMA keeps wider partial sums
+        # (rounding per k step would lose ~sqrt(K) ulps; an fma on halves would also need compiler-rt's __truncdfhf2)
+        narrow = c
+        c = Tile(c.shape, F32, gen=lambda b, idx: b.fpext(narrow.element(b, idx), F32), cost=c.cost + 1)
+        ety = F32
     out = c if _accumulates_in_place(op) and c.buf is not None else ctx.materialize(c)
     plan = _microkernel_plan(ctx, ety, shape[-2], shape[-1])
 
@@ -197,4 +204,7 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
         ctx.counted_loop(ir.Constant(I64, shape[0]), lambda i: batch([i]), known_nonzero=True)
     else:
         batch([])
+    if half:
+        wide, rty = out, llvm_type(res.type)
+        out = ctx.materialize(Tile(shape, rty, gen=lambda b, idx: b.fptrunc(wide.element(b, idx), rty), cost=1))
     ctx.define(res, out)

@@ -1,5 +1,6 @@
-"""`tl.dot_scaled` on cpu_ref against a torch reference built from the MX format definitions (fp4 e2m1 packed two per
-byte along K, low nibble first; fp8 e4m3/e5m2; e8m0 scales, one per 32 elements along K)."""
+"""cpu_ref dots whose numerics a plain op-suite comparison would not pin down: `tl.dot_scaled` against a torch
+reference built from the MX format definitions (fp4 e2m1 packed two per byte along K, low nibble first; fp8 e4m3/e5m2;
+e8m0 scales, one per 32 elements along K), and f16 results that accumulate in f32 and round once."""
 
 from __future__ import annotations
 
@@ -85,3 +86,24 @@ def test_dot_scaled_matches_the_mx_definition(ta, tb, sa, sb):
     out = torch.full((M, N), -1.0)
     mx_kernel[(1,)](a, sav, b, sbv, out, M, N, K, ta, tb, sa, sb)
     torch.testing.assert_close(out, av @ bv, rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def half_dot_kernel(a_ptr, b_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    a = tl.load(a_ptr + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    c = tl.dot(a, b, out_dtype=tl.float16)
+    tl.store(out_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
+
+
+def test_f16_dot_result_rounds_once():
+    """K = 1024 products of halves: one rounding of the f32 sum to f16, not 1024 (which drifts by tens of ulps)."""
+    g = torch.Generator().manual_seed(5)
+    M, N, K = 16, 16, 1024
+    a = torch.randn(M, K, generator=g).half()
+    b = torch.randn(K, N, generator=g).half()
+    out = torch.empty(M, N, dtype=torch.float16)
+    half_dot_kernel[(1,)](a, b, out, M, N, K)
+    exact = a.double() @ b.double()
+    ulp = torch.finfo(torch.float16).eps * exact.abs().clamp(min=1.0)
+    assert ((out.double() - exact).abs() <= ulp).all()
