@@ -263,3 +263,20 @@ def test_f16_dot_accumulates_in_f32_and_rounds_once():
     """,
     )
     assert not any("llvm.fma" in line and "half" in line for line in ir.splitlines())
+
+
+@pytest.mark.parametrize("ty,nan_kept", [("f8E5M2", False), ("f8E4M3FNUZ", True)])
+def test_fp8_abs_clears_the_sign_bit_of_the_byte(ty, nan_kept):
+    ir = lower(
+        f"""
+    %r = tt.make_range {{end = 16 : i32, start = 0 : i32}} : tensor<16xi32>
+    %p = tt.splat %x : !tt.ptr<{ty}> -> tensor<16x!tt.ptr<{ty}>>
+    %q = tt.addptr %p, %r : tensor<16x!tt.ptr<{ty}>>, tensor<16xi32>
+    %v = tt.load %q : tensor<16x!tt.ptr<{ty}>>
+    %a = math.absf %v : tensor<16x{ty}>
+    tt.store %q, %a : tensor<16x!tt.ptr<{ty}>>""",
+        args=f"%x: !tt.ptr<{ty}>",
+    )
+    check_lines(ir, "and i8")
+    assert "llvm.fabs" not in ir
+    assert ("icmp eq i8" in ir) == nan_kept

@@ -17,7 +17,7 @@ from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateN
 from . import vmath
 from .context import LoweringContext, Tile
 from .rules import RULES
-from .types import BF16, F16, F32, F64, I32, bit_width, llvm_type
+from .types import BF16, F16, F32, F64, I32, bit_width, fp8_format, llvm_type
 
 Scalar = Callable[..., ir.Value]
 
@@ -214,8 +214,22 @@ _FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
 
 @RULES.register(*_FLOAT_UNARY)
 def lower_float_unary(ctx: LoweringContext, op: O.Op) -> None:
+    fmt = fp8_format(op.result.type)
+    if isinstance(op, O.AbsF) and fmt is not None:
+        lift(ctx, op, lambda a: _fp8_abs(ctx, a, fmt.fnuz))
+        return
     f = _FLOAT_UNARY[type(op)]
     lift(ctx, op, lambda a: f(ctx, a))
+
+
+def _fp8_abs(ctx: LoweringContext, a: ir.Value, fnuz: bool) -> ir.Value:
+    """fp8 values travel as i8 bit patterns: |x| clears the sign bit, except that a NaN-only-at-0x80 (fnuz) format
+    keeps its NaN."""
+    b = ctx.b
+    cleared = b.and_(a, ir.Constant(a.type, 0x7F))
+    if not fnuz:
+        return cleared
+    return b.select(b.icmp_unsigned("==", a, ir.Constant(a.type, 0x80)), a, cleared)
 
 
 _INT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
