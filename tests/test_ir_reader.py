@@ -473,6 +473,8 @@ def test_unknown_ops_are_kept() -> None:
 
 def test_attributes_and_types_standalone() -> None:
     assert parse_type("tensor<4x!tt.ptr<f32, 3>>") == TensorType((4,), PointerType(f32, 3))
+    const = parse_type('!tt.ptr<f32, "constant">')  # a tl.const pointer argument
+    assert const == PointerType(f32, "constant") and str(const) == '!tt.ptr<f32, "constant">'
     assert str(parse_type("(i32, !tt.ptr<f16>) -> (f32, i1)")) == "(i32, !tt.ptr<f16>) -> (f32, i1)"
     assert parse_attribute("array<i32: 1, 0>") == DenseArrayAttr(i32, (1, 0))
     dense = parse_attribute("dense<0xFF800000> : tensor<4x8xf32>")

@@ -160,3 +160,17 @@ def test_dot(backend, dtype, rng):
     c = torch.empty(m, n)
     small_dot_kernel[(1,)](a, b, c, M=m, N=n, K=k)
     torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-3, rtol=1e-4)
+
+
+@triton.jit
+def _copy_from_const(src: tl.const, dst, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+def test_const_pointer_argument(backend, rng):
+    """A `tl.const` parameter (TTIR `!tt.ptr<f32, "constant">`) is read like any global pointer."""
+    x = _rand(37, torch.float32, rng)
+    out = torch.zeros(37)
+    _copy_from_const[(1,)](x, out, 37, BLOCK=64)
+    torch.testing.assert_close(out, x, atol=0, rtol=0)

@@ -551,12 +551,13 @@ class Parser:
         raise self.error(f"undefined type alias !{name}", pos)
 
     def ptr_body(self) -> PointerType:
-        """`<f32>` or `<f32, 3>` (after `!tt.ptr`, or alone where the format elides the dialect prefix)."""
+        """`<f32>`, `<f32, 3>` or `<f32, "constant">` (a `tl.const` pointer) (after `!tt.ptr`, or alone where the format
+        elides the dialect prefix)."""
         self.expect("<")
         pointee = self.type()
-        space = 1
+        space: int | str = 1
         if self.accept(","):
-            space = self.integer()
+            space = self.string() if self.peek() == '"' else self.integer()
         self.expect(">")
         return PointerType(pointee, space)
 

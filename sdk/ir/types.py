@@ -93,14 +93,17 @@ class NoneType(Type):
 
 @dataclass(frozen=True)
 class PointerType(Type):
-    """`!tt.ptr<T>`; address space 1 (global) is Triton's default and is not printed."""
+    """`!tt.ptr<T>`; address space 1 (global) is Triton's default and is not printed. A `tl.const` pointer's space
+    is the string "constant" (global memory the kernel may not store to)."""
 
     pointee: Type
-    address_space: int = 1
+    address_space: int | str = 1
 
     def __str__(self) -> str:
         if self.address_space == 1:
             return f"!tt.ptr<{self.pointee}>"
+        if isinstance(self.address_space, str):
+            return f'!tt.ptr<{self.pointee}, "{self.address_space}">'
         return f"!tt.ptr<{self.pointee}, {self.address_space}>"
 
 
