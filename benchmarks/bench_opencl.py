@@ -61,7 +61,7 @@ def test_layer_norm_fwd_4096(compare):
     m = n = 4096
     x, w, b = torch.randn(m, n), torch.rand(n), torch.randn(n)
     y, mean, rstd = torch.empty(m, n), torch.empty(m), torch.empty(m)
-    compare(lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK=1024),
+    compare(lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK_SIZE=1024),
             lambda: F.layer_norm(x, (n,), w, b, 1e-5), rounds=5)
     torch.testing.assert_close(y, F.layer_norm(x, (n,), w, b, 1e-5), atol=1e-4, rtol=1e-4)
 

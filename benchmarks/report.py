@@ -1,6 +1,7 @@
 """Run the benchmarks and rewrite the results table in benchmarks/README.md.
 
-    python -m benchmarks.report [-k FILTER]
+    python -m benchmarks.report [-k FILTER]             # cpu_ref vs torch (test_*.py)
+    python -m benchmarks.report --opencl [-k FILTER]    # opencl on this machine's OpenCL device (bench_opencl.py)
 
 Medians from interleaved runs; ratio = peer time / our time (> 1: faster than the peer).
 """
@@ -18,6 +19,7 @@ from datetime import datetime, timezone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+OPENCL_BEGIN, OPENCL_END = "<!-- opencl-results:begin -->", "<!-- opencl-results:end -->"
 
 
 def _fmt(v: object) -> str:
@@ -26,7 +28,7 @@ def _fmt(v: object) -> str:
     return "" if v is None else str(v)
 
 
-def render(data: dict) -> str:
+def render(data: dict, begin: str = BEGIN, end: str = END) -> str:
     rows = ["| case | ours (ms) | peer (ms) | ratio peer/ours | other |", "|---|---|---|---|---|"]
     for b in data["benchmarks"]:
         e = b.get("extra_info", {})
@@ -35,16 +37,19 @@ def render(data: dict) -> str:
                     f"| {other} |")
     cpu = data.get("machine_info", {}).get("cpu", {}).get("brand_raw", platform.processor())
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{BEGIN}\nMeasured {when} on {cpu}, 2 threads.\n\n" + "\n".join(rows) + f"\n{END}"
+    return f"{begin}\nMeasured {when} on {cpu}, 2 threads.\n\n" + "\n".join(rows) + f"\n{end}"
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("-k", default=None)
+    p.add_argument("--opencl", action="store_true", help="run bench_opencl.py, write the opencl table")
     args = p.parse_args(argv)
+    begin, end = (OPENCL_BEGIN, OPENCL_END) if args.opencl else (BEGIN, END)
+    target = os.path.join(HERE, "bench_opencl.py") if args.opencl else HERE
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
-        cmd = [sys.executable, "-m", "pytest", HERE, "-q", "-p", "no:cacheprovider", f"--benchmark-json={out}"]
+        cmd = [sys.executable, "-m", "pytest", target, "-q", "-p", "no:cacheprovider", f"--benchmark-json={out}"]
         if args.k:
             cmd += ["-k", args.k]
         rc = subprocess.call(cmd)
@@ -52,14 +57,14 @@ def main(argv: list[str] | None = None) -> int:
             return rc or 1
         with open(out) as f:
             data = json.load(f)
-    table = render(data)
+    table = render(data, begin, end)
     readme = os.path.join(HERE, "README.md")
-    text = f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    text = f"# Benchmarks\n\n{begin}\n{end}\n"
     if os.path.exists(readme):
         with open(readme) as f:
             text = f.read()
-    if BEGIN in text:
-        text = text[:text.index(BEGIN)] + table + text[text.index(END) + len(END):]
+    if begin in text:
+        text = text[:text.index(begin)] + table + text[text.index(end) + len(end):]
     else:
         text += "\n" + table + "\n"
     with open(readme, "w") as f:

@@ -86,17 +86,21 @@ def test_small_tile_is_duplicated_and_stored_by_its_owner():
     """)
 
 
-def test_full_reduction_is_per_work_item_then_a_local_memory_tree():
-    src = render(LOAD_1024 + """
+SUM_1024 = LOAD_1024 + """
     %z = "tt.reduce"(%v) <{axis = 0 : i32}> ({
     ^bb0(%a: f32, %b: f32):
       %s2 = arith.addf %a, %b : f32
       tt.reduce.return %s2 : f32
     }) : (tensor<1024xf32>) -> f32
     tt.store %x, %z : !tt.ptr<f32>
-""")
+"""
+
+
+def test_full_reduction_is_per_work_item_then_two_barriers():
+    """128 partials: 16 work-items combine 8 each, then every work-item combines the 16 (no tree of 7 barriers)."""
+    src = render(SUM_1024)
     check_lines(src, """
-        __local uchar tb_smem[512] __attribute__((aligned(16)));
+        __local uchar tb_smem[576] __attribute__((aligned(16)));
         float acc0;
         for (uint r1 = 0u; r1 < 8u; ++r1) {
         if (r1 == 0u) { acc0 = x0; } else
@@ -104,13 +108,32 @@ def test_full_reduction_is_per_work_item_then_a_local_memory_tree():
         barrier(CLK_LOCAL_MEM_FENCE);
         ((__local float *)(tb_smem + 0))[lid] = acc0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < 64u) {
+        if (lid < 16u) {
+        for (uint k0 = 1u; k0 < 8u; ++k0)
+        ((__local float *)(tb_smem + 512))[lid] = acc0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < 1u) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float v_z0 = ((__local float *)(tb_smem + 0))[0u];
-        if (lid == 0u) { *(a_x0) = v_z0; }
+        acc0 = ((__local float *)(tb_smem + 512))[0];
+        for (uint k1 = 1u; k1 < 16u; ++k1)
+        if (lid == 0u) { *(a_x0) = acc0; }
     """)
+    assert src.count("barrier(") == 3
+
+
+def test_one_work_item_reduces_in_16_lanes_without_barriers():
+    """A CPU device's one-work-item program: the 1024 elements in 16 independent partial lanes, then the lanes."""
+    src = render(SUM_1024, local_size=1)
+    check_lines(src, """
+        float lane0[16];
+        for (uint q0 = 0u; q0 < 64u; ++q0) {
+        #pragma unroll
+        for (uint j0 = 0u; j0 < 16u; ++j0) {
+        const uint r1 = q0 * 16u + j0;
+        if (q0 == 0u) { lane0[j0] = x0; } else
+        acc0 = lane0[0];
+        for (uint k0 = 1u; k0 < 16u; ++k0)
+        if (lid == 0u) { *(a_x0) = acc0; }
+    """)
+    assert "barrier(" not in src and "tb_smem" not in src
 
 
 def test_broadcast_of_a_register_tile_goes_through_local_memory():

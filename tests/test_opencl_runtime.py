@@ -45,14 +45,14 @@ def row_stats_kernel(x_ptr, sum_ptr, max_ptr, n, BLOCK: tl.constexpr):
 
 
 def test_a_1024_wide_reduction_runs_on_128_work_items_with_local_memory(ocl, rng):
-    """num_warps=4 × warp 32: the kernel is fixed to 128-work-item groups (the device confirms it) and reduces
-    through local memory between barriers."""
+    """work_items=128 (a GPU's num_warps=4 × warp 32): the kernel is fixed to 128-work-item groups (the device
+    confirms it) and reduces through local memory between barriers."""
     import pyopencl as cl
 
     src = ASTSource(row_stats_kernel, {"x_ptr": "*fp32", "sum_ptr": "*fp32", "max_ptr": "*fp32", "n": "i32",
                                        "BLOCK": "constexpr"}, {"BLOCK": 1024})
-    k = triton.compile(src, target=triton_backend_sdk.target("opencl"), options={"num_warps": 4})
-    assert k.metadata.opencl_local_size == 4 * triton_backend_sdk.target("opencl").warp_size == 128
+    k = triton.compile(src, target=triton_backend_sdk.target("opencl"), options={"num_warps": 4, "work_items": 128})
+    assert k.metadata.opencl_local_size == 128
     assert k.metadata.shared > 0
     assert "reqd_work_group_size(128, 1, 1)" in k.asm["cl"] and "barrier(CLK_LOCAL_MEM_FENCE)" in k.asm["cl"]
     rows, n = 6, 1000
@@ -67,12 +67,13 @@ def test_a_1024_wide_reduction_runs_on_128_work_items_with_local_memory(ocl, rng
         [128, 1, 1]
 
 
-@pytest.mark.parametrize("num_warps", [1, 2, 8])
-def test_other_group_sizes_give_the_same_results(ocl, rng, num_warps):
+@pytest.mark.parametrize("num_warps,work_items", [(1, 0), (2, 0), (8, 0), (4, 1), (4, 8), (4, 32), (4, 256)])
+def test_other_group_sizes_give_the_same_results(ocl, rng, num_warps, work_items):
+    """Work-item counts with one-level and two-level partial combining, and per-lane partials (long loops)."""
     rows, n = 5, 777
     x = torch.randn(rows, n, generator=rng)
     s, m = torch.empty(rows), torch.empty(rows)
-    row_stats_kernel[(rows,)](x, s, m, n, BLOCK=1024, num_warps=num_warps)
+    row_stats_kernel[(rows,)](x, s, m, n, BLOCK=1024, num_warps=num_warps, work_items=work_items)
     torch.testing.assert_close(s, x.sum(1), atol=1e-4, rtol=1e-5)
     torch.testing.assert_close(m, x.max(1).values)
 
@@ -329,3 +330,35 @@ def test_spin_lock_and_volatile_scalar_loads_stay_uniform(ocl):
         torch.zeros(1, dtype=torch.int32)
     spin_then_count_kernel[(64,)](flag, lock, count)
     assert count.item() == 64 and lock.item() == 0
+
+
+@triton.jit
+def carried_ptr_dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn,
+                           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(tl.cdiv(K, BK)):
+        x = tl.load(a, mask=(rm[:, None] < M) & (rk[None, :] < K - k * BK), other=0.0)
+        y = tl.load(b, mask=(rk[:, None] < K - k * BK) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(x, y, acc, input_precision="ieee")
+        a += BK * sak
+        b += BK * sbk
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.parametrize("bn", [64, 8])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("work_items", [0, 128])
+def test_dot_through_loop_carried_pointer_tiles(ocl, rng, bn, transposed, work_items):
+    """Pointer rows that are consecutive (read as contiguous runs by a one-work-item program) and, transposed, rows
+    that are not (gathered); the register-blocked vector dot of the CPU device and the local-memory dot of 128."""
+    M, N, K = 30, bn - 3, 70
+    a, b = torch.randn(M, K, generator=rng), torch.randn(K, N, generator=rng)
+    if transposed:
+        a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    c = torch.empty(M, N)
+    carried_ptr_dot_kernel[(1,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                 BM=32, BN=bn, BK=16, work_items=work_items)
+    torch.testing.assert_close(c, a @ b, atol=1e-4, rtol=1e-4)

@@ -6,23 +6,38 @@ device query) is imported only when a target is described or a kernel compiled.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend, _kernel_func
 from triton_backend_sdk.descriptor import TargetDescriptor
-from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.errors import OptionsError, UnsupportedError
 from triton_backend_sdk.options import Options
 from triton_backend_sdk.pipeline import Stage
 
 NAME = "opencl"
+#: descriptor feature of a CPU device (one work-item per program)
+CPU_FEATURE = "device_type_cpu"
+
+
+@dataclass(frozen=True)
+class OpenCLOptions(Options):
+    #: work-items per program (a power of two); 0: the device's choice (see OpenCLBackend.local_size)
+    work_items: int = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.work_items < 0 or self.work_items & (self.work_items - 1):
+            raise OptionsError(f"work_items must be 0 or a power of two, got {self.work_items}")
 
 
 class OpenCLBackend(TargetBackend):
     """Triton → SDK IR → OpenCL C (stage `cl`) → the device's program binary (stage `clbin`)."""
 
     name = NAME
+    options_cls = OpenCLOptions
     version = __version__
     binary_ext = "clbin"
 
@@ -54,7 +69,14 @@ class OpenCLBackend(TargetBackend):
         ]
 
     def local_size(self, options: Options) -> int:
-        size = options.num_warps * self.descriptor.warp_size
+        """Work-items per program: `work_items` when given; else num_warps × warp_size on a GPU and one on a CPU
+        device (descriptor feature `device_type_cpu`), where a program's tiles become plain loops that the device
+        compiler vectorizes, with no barriers between work-items (PoCL runs a work-group's work-items as loops on
+        one thread)."""
+        size = getattr(options, "work_items", 0)
+        if not size:
+            cpu = CPU_FEATURE in self.descriptor.features
+            size = 1 if cpu else options.num_warps * self.descriptor.warp_size
         if size > self.descriptor.max_threads_per_program:
             raise UnsupportedError(NAME, f"num_warps={options.num_warps} needs work-groups of {size} work-items; "
                                    f"the device allows {self.descriptor.max_threads_per_program}")

@@ -112,8 +112,11 @@ def device_for_arch(arch: str | None) -> Any:
 
 
 def _warp_size(dev: Any) -> int:
-    """The subgroup width the execution model assumes: NVIDIA's warp, AMD's wavefront, else 32."""
+    """The subgroup width the execution model assumes: NVIDIA's warp, AMD's wavefront, 1 on a CPU device (one
+    work-item per program), else 32."""
     pyopencl = cl()
+    if dev.type & pyopencl.device_type.CPU:
+        return 1
     if "cl_nv_device_attribute_query" in dev.extensions:
         try:
             return int(dev.get_info(0x4003))  # CL_DEVICE_WARP_SIZE_NV
@@ -129,6 +132,8 @@ def features_of(dev: Any) -> tuple[str, ...]:
     feats = set(dev.extensions.split())
     if dev.host_unified_memory:
         feats.add("host_unified_memory")
+    if dev.type & pyopencl.device_type.CPU:
+        feats.add("device_type_cpu")  # one work-item per program (compiler.local_size)
     if dev.single_fp_config & pyopencl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
         feats.add("correctly_rounded_divide_sqrt")
     return tuple(sorted(feats))

@@ -38,6 +38,9 @@ CHEAP = 4
 CHEAP_INDEX = 24
 #: scratch offsets are aligned to this many bytes
 ALIGN = 16
+#: tile loops of at most this many register slots are unrolled (longer ones, on devices with few work-items per
+#: program, stay loops for the compiler to vectorize)
+MAX_UNROLL = 32
 
 
 def numel(shape: tuple[int, ...]) -> int:
@@ -331,15 +334,20 @@ class RenderContext:
 
     # ---- loops over a tile's elements ---------------------------------------------------------------------------
 
-    def tile_loop(self, shape: tuple[int, ...], body: Callable[[Idx], None], owner: bool = False) -> None:
+    def tile_loop(self, shape: tuple[int, ...], body: Callable[[Idx], None], owner: bool = False,
+                  lanes: tuple[int, str, str] | None = None) -> None:
         """Emit `body` once per element the work-item holds of a tile of `shape` (canonical layout).
 
         `owner`: run the body only on the work-item that owns the element (no duplicates when the tile is smaller
         than the group). Register tiles the body reads out of layout are published to local memory first.
+        `lanes` = (P, q, j): the slots are visited as r = q*P + j with the inner loop over lane j (P divides the
+        slot count) unrolled, so that P independent chains (per-lane partial results) can be vectorized.
         """
         n = numel(shape)
         reps = max(1, n // self.L)
         r, i = self.fresh("r"), self.fresh("i")
+        if lanes is not None:
+            assert reps % lanes[0] == 0 and n >= self.L
         group = PublishGroup(self.scratch_top)
         self._groups.append(group)
         with self.capture() as inner, self.indent():
@@ -350,11 +358,18 @@ class RenderContext:
             for t, off in group.items:
                 self.write_scratch(t, t.shape, t.ctype, off)
             self.barrier()
-        if reps == 1:
+        if lanes is not None:
+            p, q, j = lanes
+            self.emit(f"for (uint {q} = 0u; {q} < {reps // p}u; ++{q}) {{")
+            self.emit(self.lang.unroll_pragma)
+            self.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
+            self.emit(f"  const uint {r} = {q} * {p}u + {j};")
+        elif reps == 1:
             self.emit("{")
             self.emit(f"  const uint {r} = 0u;")
         else:
-            self.emit(self.lang.unroll_pragma)
+            if reps <= MAX_UNROLL:
+                self.emit(self.lang.unroll_pragma)
             self.emit(f"for (uint {r} = 0u; {r} < {reps}u; ++{r}) {{")
         if n >= self.L:
             self.emit(f"  const uint {i} = {r} * {self.L}u + lid;")
@@ -367,7 +382,25 @@ class RenderContext:
         else:
             self.emit_lines(inner)
         self.emit("}")
+        if lanes is not None:
+            self.emit("}")
         self.scratch_top = group.base
+
+    @contextmanager
+    def loop_body(self) -> Iterator[tuple[list[str], int]]:
+        """For a hand-made loop over a tile: element expressions built inside the block may read register tiles out
+        of layout; those are published (emitted) when the block ends, before the caller emits its loop. Yields
+        (lines emitted inside the block, scratch offset to restore once the loop is emitted)."""
+        group = PublishGroup(self.scratch_top)
+        self._groups.append(group)
+        with self.capture() as inner:
+            yield inner, group.base
+        self._groups.pop()
+        if group.items:
+            self.barrier()
+            for t, off in group.items:
+                self.write_scratch(t, t.shape, t.ctype, off)
+            self.barrier()
 
     def declare_tile(self, shape: tuple[int, ...], ctype: str, name: str) -> Tile:
         self.emit(f"{ctype} {name}[{max(1, numel(shape) // self.L)}];")

@@ -6,10 +6,11 @@ i8), an f16 accumulator is rounded once at the end."""
 from __future__ import annotations
 
 from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import BlockArgument, OpResult, Value
 from triton_backend_sdk.ir.types import FloatType, IntType
 
 from . import ctypes as CT
-from .context import Idx, RenderContext, check_pow2, log2
+from .context import Idx, RenderContext, Tile, check_pow2, log2
 from .elementwise import round_to
 from .rules import CSTYLE_RULES as RULES
 
@@ -29,6 +30,9 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
     if isinstance(tc, FloatType) != isinstance(ta, FloatType) or not isinstance(ta, (FloatType, IntType)) \
             or type(ta) is not type(tb):
         raise ctx.unsupported(f"tl.dot of {ta} x {tb} -> {tc}", op)
+    if ctx.L == 1 and not batch and ca == cb == cc and cc in ("float", "double"):
+        _dot_one_work_item(ctx, op, M, N, K, cc)
+        return
     base = ctx.scratch_top
     off_a, off_b = ctx.alloc(nb * M * K * CT.size_of(ca)), ctx.alloc(nb * K * N * CT.size_of(cb))
     A, B = ctx.local_array(ca, off_a), ctx.local_array(cb, off_b)
@@ -63,3 +67,77 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
             f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"))
     ctx.scratch_top = base
     ctx.values[op.result] = out
+
+
+def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc: str) -> None:
+    """One work-item per program (a CPU device) holds whole row-major tiles: the product is computed in register
+    blocks of R rows x (NV vectors of V columns), k innermost, with OpenCL vector types."""
+    a_v, b_v, c_v = op.operands[:3]
+    a, b = (_registers(ctx, ctx.get(v)) for v in (a_v, b_v))
+    c = ctx.get(c_v)
+    if _dead_after(ctx, op, c_v, c):
+        out = Tile(c.shape, cc, reg=c.reg)  # accumulate in place: nothing reads the old accumulator afterwards
+    else:
+        out = ctx.declare_tile(op.result.type.shape, cc, ctx.name_for(op.result, "t"))
+        ctx.assign_tile(out, c)
+    V = min(16 if cc == "float" else 8, N)
+    NV = min(2, N // V)
+    R = min(4, M)
+    vt = cc if V == 1 else f"{cc}{V}"
+
+    def load(arr: str, pos: str) -> str:
+        return f"{arr}[{pos}]" if V == 1 else f"vload{V}(0, {arr} + {pos})"
+
+    def store(arr: str, pos: str, x: str) -> str:
+        return f"{arr}[{pos}] = {x};" if V == 1 else f"vstore{V}({x}, 0, {arr} + {pos});"
+
+    m0, n0, k = ctx.fresh("m"), ctx.fresh("n"), ctx.fresh("k")
+    acc = [[ctx.fresh("c") for _ in range(NV)] for _ in range(R)]
+    bs = [ctx.fresh("b") for _ in range(NV)]
+    ctx.emit(f"for (uint {m0} = 0u; {m0} < {M}u; {m0} += {R}u)")
+    ctx.emit(f"for (uint {n0} = 0u; {n0} < {N}u; {n0} += {V * NV}u) {{")
+    with ctx.indent():
+        for i in range(R):
+            for j in range(NV):
+                ctx.emit(f"{vt} {acc[i][j]} = {load(out.reg, f'({m0} + {i}u) * {N}u + {n0} + {j * V}u')};")
+        ctx.emit(f"for (uint {k} = 0u; {k} < {K}u; ++{k}) {{")
+        with ctx.indent():
+            for j in range(NV):
+                ctx.emit(f"const {vt} {bs[j]} = {load(b.reg, f'{k} * {N}u + {n0} + {j * V}u')};")
+            for i in range(R):
+                x = ctx.fresh("a")
+                ctx.emit(f"const {vt} {x} = ({vt})({a.reg}[({m0} + {i}u) * {K}u + {k}]);")
+                for j in range(NV):
+                    ctx.emit(f"{acc[i][j]} = fma({x}, {bs[j]}, {acc[i][j]});")
+        ctx.emit("}")
+        for i in range(R):
+            for j in range(NV):
+                ctx.emit(store(out.reg, f"({m0} + {i}u) * {N}u + {n0} + {j * V}u", acc[i][j]))
+    ctx.emit("}")
+    if CT.is_half(op.result.type) or CT.is_bf16(op.result.type):
+        ctx.tile_loop(out.shape, lambda idx: ctx.emit(
+            f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"))
+    ctx.values[op.result] = out
+
+
+def _registers(ctx: RenderContext, x: Tile) -> Tile:
+    """`x` as a register tile (a generator is computed into one)."""
+    return x if x.reg is not None else ctx.materialize(x)
+
+
+def _dead_after(ctx: RenderContext, op: O.Dot, c_v: Value, c: object) -> bool:
+    """True when register tile `c` (the accumulator operand) is read by nothing but this dot, so the dot may
+    accumulate in it: `c_v` has this one use and is either an op result bound to no other value, or the loop-carried
+    accumulator of an scf.for whose yield takes the dot's result back into the same slot (tutorial 03's
+    `acc = tl.dot(a, b, acc)`; the loop's result is bound to the same array and receives that value)."""
+    if not isinstance(c, Tile) or c.reg is None or len(c_v.uses) != 1:
+        return False
+    aliases = [v for v, x in ctx.values.items() if x is c and v is not c_v]
+    if isinstance(c_v, OpResult):
+        return not aliases
+    if not isinstance(c_v, BlockArgument) or c_v.index == 0 or len(op.result.uses) != 1:
+        return False
+    user, pos = op.result.uses[0]
+    loop = user.parent_op() if user.terminator and user.parent is c_v.block else None
+    return isinstance(loop, O.For) and loop.body is c_v.block and pos == c_v.index - 1 and \
+        all(isinstance(v, OpResult) and v.op is loop and v.index == pos for v in aliases)

@@ -215,6 +215,12 @@ _FLOAT_UNARY_FN = {
 }
 
 
+#: cost of a math library call in a generator (above CHEAP: a result used twice, say exp(x - max) in a softmax's sum
+#: and its store, is computed once into registers instead of twice)
+MATH_COST = 8
+_CHEAP_UNARY = {"fabs", "floor", "ceil", "trunc", "round", "rint"}
+
+
 @RULES.register(O.NegF, *_FLOAT_UNARY_FN)
 def render_float_unary(ctx: RenderContext, op: Op) -> None:
     t = _float_result(ctx, op)
@@ -222,7 +228,8 @@ def render_float_unary(ctx: RenderContext, op: Op) -> None:
         lift(ctx, op, lambda a: f"(-{a})")
         return
     fn = _FLOAT_UNARY_FN[type(op)]
-    lift(ctx, op, lambda a: round_to(t, f"{fn}({a})", ctx))
+    cost = 1 if fn in _CHEAP_UNARY else MATH_COST
+    lift(ctx, op, lambda a: round_to(t, f"{fn}({a})", ctx), cost=cost)
 
 
 @RULES.register(O.Fma)

@@ -18,6 +18,7 @@ from triton_backend_sdk.ir.types import FloatKind, FloatType, IntType, PointerTy
 from . import ctypes as CT
 from .context import Idx, RenderContext, Tile
 from .elementwise import lift
+from .rows import load_rows
 from .rules import CSTYLE_RULES, OPENCL_RULES
 from .subword_atomics import cas_helper, rmw_helper
 
@@ -79,8 +80,8 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
     ctype = ctx.ctype(res)
     volatile = op.is_volatile
 
-    def value(idx: Idx) -> str:
-        read = load_expr(ctx, t, ctx.element(ptr, idx), volatile)
+    def value(idx: Idx, p: str | None = None) -> str:
+        read = load_expr(ctx, t, p or ctx.element(ptr, idx), volatile)
         if mask is None:
             return read
         alt = ctx.element(other, idx) if other is not None else zero_of(ctype)
@@ -101,7 +102,8 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
         ctx.define(res, value(Idx((), lin="0u")))
         return
     out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
-    ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {value(idx)};"))
+    if not load_rows(ctx, out, ptr, value):
+        ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {value(idx)};"))
     ctx.define(res, out)
 
 

@@ -15,8 +15,11 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op
 
 from . import ctypes as CT
-from .context import Idx, RenderContext, Tile, check_pow2, log2, numel, strides
+from .context import MAX_UNROLL, Idx, RenderContext, Tile, check_pow2, log2, numel, strides
 from .rules import CSTYLE_RULES as RULES
+
+#: a work-item's partial result of a long full reduction is kept in this many independent lanes (vectorizable)
+LANES = 16
 
 
 def combine(ctx: RenderContext, op: Op, lhs: list[str], rhs: list[str], targets: list[str]) -> None:
@@ -71,36 +74,89 @@ def _reduce_all(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: 
     for a, ct in zip(accs, ctypes):
         ctx.emit(f"{ct} {a};")
     reps = numel(shape) // L
+    if reps > MAX_UNROLL and reps % LANES == 0:
+        _lane_partials(ctx, op, shape, srcs, ctypes, accs)
+    else:
+        def body(idx: Idx) -> None:
+            xs = [ctx.fresh("x") for _ in srcs]
+            for x, s, ct in zip(xs, srcs, ctypes):
+                ctx.emit(f"{ct} {x} = {ctx.element(s, idx)};")
+            if reps == 1:
+                for a, x in zip(accs, xs):
+                    ctx.emit(f"{a} = {x};")
+                return
+            ctx.emit(f"if ({idx.slot} == 0u) {{ " + " ".join(f"{a} = {x};" for a, x in zip(accs, xs)) + " } else")
+            combine(ctx, op, accs, xs, accs)
+
+        ctx.tile_loop(shape, body)
+    if L > 1:
+        _combine_partials(ctx, op, srcs, ctypes, accs)
+    for res, a, ct in zip(op.results, accs, ctypes):
+        if res.type.is_tensor:
+            out = ctx.declare_tile(res.type.shape, ct, ctx.name_for(res, "t"))
+            ctx.tile_loop(out.shape, lambda idx, out=out, a=a: ctx.emit(f"{out.reg}[{idx.slot}] = {a};"))
+            ctx.values[res] = out
+        else:
+            ctx.values[res] = a
+
+
+def _lane_partials(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str],
+                   accs: list[str]) -> None:
+    """A work-item's many elements combined in LANES independent chains (vectorizable), then the lanes in order."""
+    lanes = [ctx.fresh("lane") for _ in srcs]
+    for ln, ct in zip(lanes, ctypes):
+        ctx.emit(f"{ct} {ln}[{LANES}];")
+    q, j = ctx.fresh("q"), ctx.fresh("j")
+    cur = [f"{ln}[{j}]" for ln in lanes]
 
     def body(idx: Idx) -> None:
         xs = [ctx.fresh("x") for _ in srcs]
         for x, s, ct in zip(xs, srcs, ctypes):
             ctx.emit(f"{ct} {x} = {ctx.element(s, idx)};")
-        if reps == 1:
-            for a, x in zip(accs, xs):
-                ctx.emit(f"{a} = {x};")
-            return
-        ctx.emit(f"if ({idx.slot} == 0u) {{ " + " ".join(f"{a} = {x};" for a, x in zip(accs, xs)) + " } else")
-        combine(ctx, op, accs, xs, accs)
+        ctx.emit(f"if ({q} == 0u) {{ " + " ".join(f"{c} = {x};" for c, x in zip(cur, xs)) + " } else")
+        combine(ctx, op, cur, xs, cur)
 
-    ctx.tile_loop(shape, body)
+    ctx.tile_loop(shape, body, lanes=(LANES, q, j))
+    for a, ln in zip(accs, lanes):
+        ctx.emit(f"{a} = {ln}[0];")
+    k = ctx.fresh("k")
+    ctx.emit(ctx.lang.unroll_pragma)
+    ctx.emit(f"for (uint {k} = 1u; {k} < {LANES}u; ++{k})")
+    combine(ctx, op, accs, [f"{ln}[{k}]" for ln in lanes], accs)
+
+
+def _combine_partials(ctx: RenderContext, op: O.Reduce, srcs: list, ctypes: list[str], accs: list[str]) -> None:
+    """Combine the L work-items' partial results so that every work-item holds the total, with two barriers:
+    S work-items each combine L/S partials (S ~ sqrt L), then every work-item combines those S values."""
+    L = ctx.L
     arrays = [ctx.local_array(ct, ctx.alloc(L * CT.size_of(ct))) for ct in ctypes]
     ctx.barrier()
     for arr, a in zip(arrays, accs):
         ctx.emit(f"{arr}[lid] = {a};")
-    s = L // 2
-    while s >= 1:
-        ctx.barrier()
-        ctx.emit(f"if (lid < {s}u) {{")
-        with ctx.indent():
-            lhs, rhs = [ctx.fresh("a") for _ in srcs], [ctx.fresh("b") for _ in srcs]
-            for arr, a, b, ct in zip(arrays, lhs, rhs, ctypes):
-                ctx.emit(f"{ct} {a} = {arr}[lid], {b} = {arr}[lid + {s}u];")
-            combine(ctx, op, lhs, rhs, [f"{arr}[lid]" for arr in arrays])
-        ctx.emit("}")
-        s //= 2
     ctx.barrier()
-    _results(ctx, op, arrays, ctypes, lambda idx: "0u")
+    S = L
+    if L > 16:
+        S = 1 << ((log2(L) + 1) // 2)
+        firsts = [ctx.local_array(ct, ctx.alloc(S * CT.size_of(ct))) for ct in ctypes]
+        ctx.emit(f"if (lid < {S}u) {{")
+        with ctx.indent():
+            for arr, a in zip(arrays, accs):
+                ctx.emit(f"{a} = {arr}[lid];")
+            k = ctx.fresh("k")
+            ctx.emit(ctx.lang.unroll_pragma)
+            ctx.emit(f"for (uint {k} = 1u; {k} < {L // S}u; ++{k})")
+            combine(ctx, op, accs, [f"{arr}[lid + {k} * {S}u]" for arr in arrays], accs)
+            for arr, a in zip(firsts, accs):
+                ctx.emit(f"{arr}[lid] = {a};")
+        ctx.emit("}")
+        ctx.barrier()
+        arrays = firsts
+    for arr, a in zip(arrays, accs):
+        ctx.emit(f"{a} = {arr}[0];")
+    k = ctx.fresh("k")
+    ctx.emit(ctx.lang.unroll_pragma)
+    ctx.emit(f"for (uint {k} = 1u; {k} < {S}u; ++{k})")
+    combine(ctx, op, accs, [f"{arr}[{k}]" for arr in arrays], accs)
 
 
 def _reduce_axis(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str]) -> None:
