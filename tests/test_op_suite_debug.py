@@ -87,6 +87,35 @@ def test_device_assert_in_noinline_helper(backend):
         assert_kernel[(5,)](x, 80, BLOCK=16, debug=True)
 
 
+@triton.jit
+def assert_wide_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0).to(tl.float32)
+    y = tl.exp(x) * tl.sin(x) + tl.sqrt(tl.abs(x)) - tl.cumsum(x, 0)
+    tl.device_assert(x < 100, "x must be small")
+    tl.store(x_ptr + offs, y.to(tl.int32), mask=offs < n)
+
+
+@xfail_if_unsupported
+def test_device_assert_after_earlier_kernels_were_freed(backend):
+    """Kernels compiled, run and dropped one after another, so that the next one is loaded where the last one's code
+    was: each must find its own assert state. (cpu_ref once cached the state by entry address: test_core's
+    test_reduce_layouts, whose ttgir kernels assert inside reduce regions, then crashed; this sequence only exercises
+    the path, it does not reproduce that crash deterministically.)"""
+    import gc
+
+    sig = {"x_ptr": "*i32", "n": "i32", "BLOCK": "constexpr"}
+    for fn, bad, message in [(assert_kernel, -1, "x must be positive"), (assert_wide_kernel, 1000, "x must be small")] * 3:
+        kernel = triton.compile(triton.compiler.ASTSource(fn, signature=sig, constexprs={"BLOCK": 16}),
+                                options={"debug": True})
+        x = torch.ones(16, dtype=torch.int32)
+        x[15] = bad
+        with pytest.raises(AssertionError, match=message):
+            kernel[(1, 1, 1)](x, 16, 16)
+        del kernel
+        gc.collect()
+
+
 def test_device_assert_compiled_out_without_debug(backend):
     x = torch.full((16,), -1, dtype=torch.int32)
     assert_kernel[(1,)](x, 16, BLOCK=16)

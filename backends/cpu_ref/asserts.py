@@ -12,6 +12,7 @@ import ctypes
 import threading
 from typing import Any
 
+_lock = threading.Lock()
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
                           ctypes.c_int64)
 
@@ -23,19 +24,11 @@ class _State(ctypes.Structure):
                 ("pid_z", ctypes.c_int32), ("message", ctypes.c_char_p), ("location", ctypes.c_char_p)]
 
 
-_states: dict[int, _State] = {}
-_lock = threading.Lock()
-
-
 def _state_of(function: int) -> _State:
-    with _lock:
-        st = _states.get(function)
-        if st is None:
-            slot = (ctypes.c_void_p * 1)()
-            _ENTRY(function)(ctypes.addressof(slot), 0, 0, 0, -1, -1)
-            st = _State.from_address(slot[0])
-            _states[function] = st
-        return st
+    """Ask the entry where its module's assert state lives (the control call)."""
+    slot = (ctypes.c_void_p * 1)()
+    _ENTRY(function)(ctypes.addressof(slot), 0, 0, 0, -1, -1)
+    return _State.from_address(slot[0])
 
 
 class AssertingLauncher:
@@ -44,9 +37,15 @@ class AssertingLauncher:
     def __init__(self, native: Any, kernel_name: str) -> None:
         self.native = native
         self.kernel_name = kernel_name
+        # per launcher, not per entry address: a freed kernel's code address is reused by the next one loaded
+        self._function: int | None = None
+        self._state: _State | None = None
 
     def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: int, *rest: Any) -> None:
-        st = _state_of(int(function))
+        with _lock:
+            if self._state is None or self._function != int(function):
+                self._state, self._function = _state_of(int(function)), int(function)
+            st = self._state
         self.native(gx, gy, gz, stream, function, *rest)
         if st.failed:
             msg = (st.message or b"").decode("utf-8", "replace")
