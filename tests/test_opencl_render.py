@@ -124,11 +124,16 @@ def test_one_work_item_reduces_in_16_lanes_without_barriers():
     src = render(SUM_1024, local_size=1)
     check_lines(src, """
         float lane0[16];
-        for (uint q0 = 0u; q0 < 64u; ++q0) {
+        { const uint q0 = 0u;
         #pragma unroll
         for (uint j0 = 0u; j0 < 16u; ++j0) {
         const uint r1 = q0 * 16u + j0;
-        if (q0 == 0u) { lane0[j0] = x0; } else
+        lane0[j0] = x0;
+        for (uint q1 = 1u; q1 < 64u; ++q1) {
+        #pragma unroll
+        for (uint j1 = 0u; j1 < 16u; ++j1) {
+        const uint r2 = q1 * 16u + j1;
+        lane0[j1] = v_s2_0;
         acc0 = lane0[0];
         for (uint k0 = 1u; k0 < 16u; ++k0)
         if (lid == 0u) { *(a_x0) = acc0; }

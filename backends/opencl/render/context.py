@@ -335,13 +335,14 @@ class RenderContext:
     # ---- loops over a tile's elements ---------------------------------------------------------------------------
 
     def tile_loop(self, shape: tuple[int, ...], body: Callable[[Idx], None], owner: bool = False,
-                  lanes: tuple[int, str, str] | None = None) -> None:
+                  lanes: tuple[int, str, str, bool] | None = None) -> None:
         """Emit `body` once per element the work-item holds of a tile of `shape` (canonical layout).
 
         `owner`: run the body only on the work-item that owns the element (no duplicates when the tile is smaller
         than the group). Register tiles the body reads out of layout are published to local memory first.
-        `lanes` = (P, q, j): the slots are visited as r = q*P + j with the inner loop over lane j (P divides the
-        slot count) unrolled, so that P independent chains (per-lane partial results) can be vectorized.
+        `lanes` = (P, q, j, first): the slots are visited as r = q*P + j with the inner loop over lane j (P divides
+        the slot count) unrolled, so that P independent chains (per-lane partial results) can be vectorized; only
+        chunk q = 0 when `first`, else the chunks after it.
         """
         n = numel(shape)
         reps = max(1, n // self.L)
@@ -359,8 +360,11 @@ class RenderContext:
                 self.write_scratch(t, t.shape, t.ctype, off)
             self.barrier()
         if lanes is not None:
-            p, q, j = lanes
-            self.emit(f"for (uint {q} = 0u; {q} < {reps // p}u; ++{q}) {{")
+            p, q, j, first = lanes
+            if first:
+                self.emit(f"{{ const uint {q} = 0u;")
+            else:
+                self.emit(f"for (uint {q} = 1u; {q} < {reps // p}u; ++{q}) {{")
             self.emit(self.lang.unroll_pragma)
             self.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
             self.emit(f"  const uint {r} = {q} * {p}u + {j};")

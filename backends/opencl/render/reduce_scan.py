@@ -106,17 +106,20 @@ def _lane_partials(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], src
     lanes = [ctx.fresh("lane") for _ in srcs]
     for ln, ct in zip(lanes, ctypes):
         ctx.emit(f"{ct} {ln}[{LANES}];")
-    q, j = ctx.fresh("q"), ctx.fresh("j")
-    cur = [f"{ln}[{j}]" for ln in lanes]
+    for first in (True, False):  # the first chunk initializes the lanes (no branch in the vectorized loop)
+        q, j = ctx.fresh("q"), ctx.fresh("j")
+        cur = [f"{ln}[{j}]" for ln in lanes]
 
-    def body(idx: Idx) -> None:
-        xs = [ctx.fresh("x") for _ in srcs]
-        for x, s, ct in zip(xs, srcs, ctypes):
-            ctx.emit(f"{ct} {x} = {ctx.element(s, idx)};")
-        ctx.emit(f"if ({q} == 0u) {{ " + " ".join(f"{c} = {x};" for c, x in zip(cur, xs)) + " } else")
-        combine(ctx, op, cur, xs, cur)
+        def body(idx: Idx, first: bool = first, cur: list[str] = cur) -> None:
+            xs = [ctx.fresh("x") for _ in srcs]
+            for x, s, ct in zip(xs, srcs, ctypes):
+                ctx.emit(f"{ct} {x} = {ctx.element(s, idx)};")
+            if first:
+                ctx.emit(" ".join(f"{c} = {x};" for c, x in zip(cur, xs)))
+            else:
+                combine(ctx, op, cur, xs, cur)
 
-    ctx.tile_loop(shape, body, lanes=(LANES, q, j))
+        ctx.tile_loop(shape, body, lanes=(LANES, q, j, first))
     for a, ln in zip(accs, lanes):
         ctx.emit(f"{a} = {ln}[0];")
     k = ctx.fresh("k")
