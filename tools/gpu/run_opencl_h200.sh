@@ -52,6 +52,7 @@ python3 -c 'import typing_extensions' 2>/dev/null || WHEELS+=("$W"/typing_extens
 python3 -c 'import numpy' 2>/dev/null || WHEELS+=("$W"/numpy-*.whl)
 python3 -c 'import pytest' 2>/dev/null || WHEELS+=("$W"/pytest-*.whl "$W"/pluggy-*.whl "$W"/iniconfig-*.whl \
                                                    "$W"/packaging-*.whl "$W"/pygments-*.whl)
+python3 -c 'import xdist' 2>/dev/null || WHEELS+=("$W"/pytest_xdist-*.whl "$W"/execnet-*.whl)
 python3 -m pip install --no-deps --no-index --target "$SITE" "${WHEELS[@]}" > "$OUT/pip.log" 2>&1 \
   || { tail -20 "$OUT/pip.log"; echo "pip install failed" >> "$OUT/summary.md"; }
 
@@ -70,12 +71,14 @@ tail -5 "$OUT/bench_cuda.log" "$OUT/bench_opencl.log"
 # ---- correctness on NVIDIA's OpenCL: our tests and the kernels suite, then the op suite -----------------------------
 # (SIGINT at the time limit: pytest stops and still writes its summary and junit file for what ran)
 PYT="python3 -m pytest -q -p no:cacheprovider -o addopts= -k opencl"
+NPROC=$(nproc); [ "$NPROC" -gt 8 ] && NPROC=8   # the op suite in parallel workers: each has its own OpenCL context
+python3 -c 'import xdist' 2>/dev/null && PAR="-n $NPROC" || PAR=""
 T=$(left); [ "$T" -gt 130 ] && T=130
-[ "$T" -gt 20 ] && timeout -s INT -k 15 "$T" $PYT tests/test_kernels.py tests/test_opencl_*.py \
+[ "$T" -gt 20 ] && timeout -s INT -k 15 "$T" $PYT $PAR tests/test_kernels.py tests/test_opencl_*.py \
   --junitxml="$OUT/junit_kernels.xml" > "$OUT/tests_kernels.log" 2>&1
 tail -15 "$OUT/tests_kernels.log"
 T=$(( $(left) - 25 ))
-[ "$T" -gt 20 ] && timeout -s INT -k 15 "$T" $PYT tests/test_op_suite.py -k "opencl and test_case" \
+[ "$T" -gt 20 ] && timeout -s INT -k 15 "$T" $PYT $PAR tests/test_op_suite.py -k "opencl and test_case" \
   --junitxml="$OUT/junit_op_suite.xml" > "$OUT/tests_op_suite.log" 2>&1
 tail -15 "$OUT/tests_op_suite.log"
 
