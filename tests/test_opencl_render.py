@@ -47,7 +47,8 @@ LOAD_1024 = """
 
 def test_kernel_abi_and_canonical_layout():
     """Pointers arrive as (buffer, byte offset); one program is one work-group of fixed size; a 1024-element tile is
-    8 register slots per work-item, element r*128+lid, so neighbouring work-items touch neighbouring addresses."""
+    8 register slots per work-item in runs of 4 (elements 4*(g*128+lid)+k), read and written as one 128-bit access
+    where the run's pointers are consecutive, aligned and unmasked (checked at run time), else element by element."""
     src = render(LOAD_1024 + """
     %c = arith.constant dense<2.000000e+00> : tensor<1024xf32>
     %w = arith.mulf %v, %c : tensor<1024xf32>
@@ -62,11 +63,18 @@ def test_kernel_abi_and_canonical_layout():
         bool a_b0 = a_b0_raw != 0;
         float t_v0[8];
         #pragma unroll
-        for (uint r0 = 0u; r0 < 8u; ++r0) {
-        const uint i0 = r0 * 128u + lid;
-        t_v0[r0] = ((((int)i0) < a_n0) ? *((a_x0 + ((int)i0))) : 0.0f);
-        for (uint r1 = 0u; r1 < 8u; ++r1) {
-        if ((((int)i1) < a_n0)) { *((a_x0 + ((int)i1))) = (t_v0[r1] * 2.0f); }
+        for (uint g0 = 0u; g0 < 2u; ++g0) {
+        __global float *p0 = (a_x0 + ((int)(((g0 * 128u + lid) << 2u) + 0u)));
+        const bool m3 = (((int)(((g0 * 128u + lid) << 2u) + 3u)) < a_n0);
+        if ((((ulong)p0) & 15UL) == 0UL && p1 == p0 + 1 && p2 == p0 + 2 && p3 == p0 + 3 && m0 && m1 && m2 && m3) {
+        const float4 v0 = *((const __global float4 *)(p0));
+        t_v0[(g0 << 2u) + 3u] = v0.s3;
+        } else {
+        t_v0[(g0 << 2u) + 0u] = (m0 ? *(p0) : 0.0f);
+        for (uint g1 = 0u; g1 < 2u; ++g1) {
+        const float x0 = (t_v0[((g1 << 2u) + 0u)] * 2.0f);
+        *((__global float4 *)(p4)) = (float4)(x0, x1, x2, x3);
+        if (m7) *(p7) = x3;
     """)
     assert "barrier" not in src and "tb_smem" not in src  # elementwise work needs no local memory
 
@@ -102,8 +110,8 @@ def test_full_reduction_is_per_work_item_then_two_barriers():
     check_lines(src, """
         __local uchar tb_smem[576] __attribute__((aligned(16)));
         float acc0;
-        for (uint r1 = 0u; r1 < 8u; ++r1) {
-        if (r1 == 0u) { acc0 = x0; } else
+        for (uint r0 = 0u; r0 < 8u; ++r0) {
+        if (r0 == 0u) { acc0 = x0; } else
         acc0 = v_s2_0;
         barrier(CLK_LOCAL_MEM_FENCE);
         ((__local float *)(tb_smem + 0))[lid] = acc0;

@@ -41,6 +41,9 @@ ALIGN = 16
 #: tile loops of at most this many register slots are unrolled (longer ones, on devices with few work-items per
 #: program, stay loops for the compiler to vectorize)
 MAX_UNROLL = 32
+#: a 1-D tile of at least VEC × L elements on a multi-work-item group is held in runs of VEC consecutive elements per
+#: work-item (Triton's sizePerThread=4 blocked layout), so contiguous aligned loads/stores can be 128-bit accesses
+VEC = 4
 
 
 def numel(shape: tuple[int, ...]) -> int:
@@ -296,9 +299,13 @@ class RenderContext:
             return t.gen(idx)
         if t.numel == 1:
             return f"{t.reg}[0]"
-        if idx.slot is not None and numel(idx.shape) == t.numel:
+        if idx.slot is not None and numel(idx.shape) == t.numel and self.vec_of(idx.shape) == self.vec_of(t.shape):
             return f"{t.reg}[{idx.slot}]"
         return f"{self.published(t)}[{idx.lin}]"
+
+    def vec_of(self, shape: tuple[int, ...]) -> int:
+        """Consecutive elements a work-item holds per run in the canonical layout of `shape` (VEC or 1)."""
+        return VEC if self.L > 1 and len(shape) == 1 and numel(shape) >= VEC * self.L else 1
 
     # ---- local memory --------------------------------------------------------------------------------------------
 
@@ -375,7 +382,10 @@ class RenderContext:
             if reps <= MAX_UNROLL:
                 self.emit(self.lang.unroll_pragma)
             self.emit(f"for (uint {r} = 0u; {r} < {reps}u; ++{r}) {{")
-        if n >= self.L:
+        if self.vec_of(shape) > 1:
+            v = self.vec_of(shape)
+            self.emit(f"  const uint {i} = ((({r} >> {log2(v)}u) * {self.L}u + lid) << {log2(v)}u) + ({r} & {v - 1}u);")
+        elif n >= self.L:
             self.emit(f"  const uint {i} = {r} * {self.L}u + lid;")
         else:
             self.emit(f"  const uint {i} = lid & {n - 1}u;")

@@ -16,6 +16,7 @@ from triton_backend_sdk.ir.enums import MemSemantic, RMWOp
 from triton_backend_sdk.ir.types import FloatKind, FloatType, IntType, PointerType, Type
 
 from . import ctypes as CT
+from . import vec4
 from .context import Idx, RenderContext, Tile
 from .elementwise import lift
 from .rows import load_rows
@@ -102,7 +103,10 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
         ctx.define(res, value(Idx((), lin="0u")))
         return
     out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
-    if not load_rows(ctx, out, ptr, value):
+    if not volatile and vec4.applies(ctx, out.shape, CT.mem_ctype(t)) and ctype == CT.mem_ctype(t):
+        vec4.load(ctx, out.reg, out.shape, ctype, ctx.ctype(op.ptr), ptr, mask,
+                  lambda idx: ctx.element(other, idx) if other is not None else zero_of(ctype))
+    elif not load_rows(ctx, out, ptr, value):
         ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {value(idx)};"))
     ctx.define(res, out)
 
@@ -119,6 +123,10 @@ def render_store(ctx: RenderContext, op: O.Store) -> None:
 
     if not op.value.type.is_tensor:
         ctx.emit(f"if (lid == 0u) {{ {stmt(Idx((), lin='0u'))} }}")
+        return
+    mem = CT.mem_ctype(t)
+    if vec4.applies(ctx, op.value.type.shape, mem) and ctx.ctype(op.value) == mem:
+        vec4.store(ctx, op.value.type.shape, mem, ctx.ctype(op.ptr), ptr, mask, lambda idx: ctx.element(val, idx))
         return
     ctx.tile_loop(op.value.type.shape, lambda idx: ctx.emit(stmt(idx)), owner=True)
 
