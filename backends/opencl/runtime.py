@@ -183,10 +183,16 @@ def _triton_plugin_libraries() -> list[str]:
     return libs + ([env] if env else [])
 
 
+def is_pocl(dev: Any) -> bool:
+    """PoCL needs two workarounds: its LLVM clashes with Triton's plugin libraries, and its program binaries are
+    not safe to keep (see `build_container`)."""
+    return "Portable Computing Language" in dev.platform.name
+
+
 def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     pyopencl = cl()
     libs = _triton_plugin_libraries()
-    if libs and "Portable Computing Language" in dev.platform.name:
+    if libs and is_pocl(dev):
         raise ToolError(f"[opencl] cannot build kernel {name!r} with PoCL in a process that loaded Triton C++ plugin "
                         f"libraries ({', '.join(libs)}): Triton loads them into the global symbol scope, where their "
                         f"LLVM replaces PoCL's own (PoCL then aborts or hangs). Run the plugin in another process.")
@@ -213,11 +219,17 @@ def _build_log(prg: Any, dev: Any) -> str:
 
 def build_container(arch: str, source: str, name: str, local_size: int) -> bytes:
     """Compile `source` for the device of `arch`; the container holds the device binary and, to rebuild from when a
-    driver no longer accepts that binary, the source and options."""
+    driver no longer accepts that binary, the source and options.
+
+    PoCL's binary is a serialization of its own kernel-cache directory: when two processes build the same source
+    at once (pytest -n 2, two users), a binary can come out without its kernel metadata, and loading it aborts the
+    process inside PoCL (`pocl_binary_get_kernels_metadata: Assertion 'len > 0'`, reproduced with two concurrent op
+    suite runs). So for PoCL the container keeps the source only: loading rebuilds it, which PoCL's own kernel cache
+    answers in milliseconds."""
     dev = device_for_arch(arch)
     options = build_options(features_of(dev))
     prg = build_program(dev, source, name, options)
-    binary = prg.binaries[0] if prg.binaries else b""
+    binary = prg.binaries[0] if prg.binaries and not is_pocl(dev) else b""
     header = json.dumps({"name": name, "arch": arch, "options": options, "local_size": local_size,
                          "binary": len(binary),
                          "source": len(source.encode())}).encode()
