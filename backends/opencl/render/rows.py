@@ -34,8 +34,9 @@ def load_rows(ctx: RenderContext, out: Tile, ptr: object, value: Callable[[Idx, 
         fast, slow = value(idx, f"({p0} + {j})"), value(idx, None)
     if CPU_FEATURE in ctx.features:  # x86/ARM prefetches never fault: masked-off pointers are harmless
         pf = ctx.fresh("pf")
-        ctx.emit(f"for (uint {pf} = 0u; {pf} < {rows * D}u; {pf} += {PREFETCH_STRIDE}u) "
-                 f"__builtin_prefetch({ptr.reg}[{pf}]);")
+        ctx.emit(
+            f"for (uint {pf} = 0u; {pf} < {rows * D}u; {pf} += {PREFETCH_STRIDE}u) __builtin_prefetch({ptr.reg}[{pf}]);"
+        )
     ctx.emit(f"for (uint {row} = 0u; {row} < {rows}u; ++{row}) {{")
     with ctx.indent():
         ctx.emit_lines(inner)

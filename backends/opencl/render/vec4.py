@@ -34,8 +34,9 @@ def _runs(ctx: RenderContext, shape: tuple[int, ...], body: Callable[[str, list[
     ctx.scratch_top = base
 
 
-def _run_vars(ctx: RenderContext, ptr: object, mask: object | None, idxs: list[Idx],
-              ptype: str) -> tuple[list[str], list[str], str]:
+def _run_vars(
+    ctx: RenderContext, ptr: object, mask: object | None, idxs: list[Idx], ptype: str
+) -> tuple[list[str], list[str], str]:
     """Declare the run's pointers and masks; returns (pointers, masks, the vector-access condition)."""
     ps, ms = [ctx.fresh("p") for _ in idxs], []
     for p, idx in zip(ps, idxs):
@@ -50,8 +51,16 @@ def _run_vars(ctx: RenderContext, ptr: object, mask: object | None, idxs: list[I
     return ps, ms, " && ".join(conds)
 
 
-def load(ctx: RenderContext, out_reg: str, shape: tuple[int, ...], mem: str, ptype: str, ptr: object,
-         mask: object | None, other: Callable[[Idx], str]) -> None:
+def load(
+    ctx: RenderContext,
+    out_reg: str,
+    shape: tuple[int, ...],
+    mem: str,
+    ptype: str,
+    ptr: object,
+    mask: object | None,
+    other: Callable[[Idx], str],
+) -> None:
     """`out_reg[slot] = mask ? *ptr : other` for every element, a run at a time."""
     v = ctx.vec_of(shape)
     vtype = f"{mem}{v}"
@@ -72,8 +81,15 @@ def load(ctx: RenderContext, out_reg: str, shape: tuple[int, ...], mem: str, pty
     _runs(ctx, shape, body)
 
 
-def store(ctx: RenderContext, shape: tuple[int, ...], mem: str, ptype: str, ptr: object, mask: object | None,
-          value: Callable[[Idx], str]) -> None:
+def store(
+    ctx: RenderContext,
+    shape: tuple[int, ...],
+    mem: str,
+    ptype: str,
+    ptr: object,
+    mask: object | None,
+    value: Callable[[Idx], str],
+) -> None:
     """`if (mask) *ptr = value` for every element, a run at a time."""
     v = ctx.vec_of(shape)
     vtype = f"{mem}{v}"
