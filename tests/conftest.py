@@ -13,6 +13,9 @@ import torch
 
 #: SDK backends and why each might not be able to run here
 SDK_BACKENDS = ["cpu_ref", "opencl"]
+#: execution variants run as extra `backend` params: opencl on a CPU device defaults to one work-item per program;
+#: `opencl@wg128` runs the GPU execution model (128 work-items, local memory, barriers) on the same device
+VARIANTS = {"opencl@wg128": ("opencl", {"TRITON_OPENCL_WORK_ITEMS": "128"})}
 
 
 def _unavailable(name: str) -> str | None:
@@ -30,10 +33,13 @@ def _unavailable(name: str) -> str | None:
     return None
 
 
-@pytest.fixture(params=SDK_BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    """Make `request.param` Triton's active driver for the test, restoring the previous one after."""
-    name = request.param
+@pytest.fixture(params=SDK_BACKENDS + list(VARIANTS))
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Make `request.param` Triton's active driver for the test, restoring the previous one after; a variant
+    yields its backend's name with the variant's environment set."""
+    name, env = VARIANTS.get(request.param, (request.param, {}))
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
     reason = _unavailable(name)
     if reason:
         pytest.skip(reason)
@@ -43,8 +49,14 @@ def backend(request: pytest.FixtureRequest) -> str:
 
     previous = driver.active
     triton_backend_sdk.use(name)
+    if env:  # the JIT's in-memory caches are keyed by launch arguments, not by the environment
+        from triton_backend_sdk.plugins import drop_jit_caches
+
+        drop_jit_caches()
     yield name
     activate(previous)
+    if env:
+        drop_jit_caches()
 
 
 @pytest.fixture

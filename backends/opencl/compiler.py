@@ -6,6 +6,7 @@ device query) is imported only when a target is described or a kernel compiled.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,8 @@ from triton_backend_sdk.pipeline import Stage
 NAME = "opencl"
 #: descriptor feature of a CPU device (one work-item per program)
 CPU_FEATURE = "device_type_cpu"
+#: work-items per program for launches that do not pass `work_items` (see OpenCLBackend.parse_options)
+WORK_ITEMS_ENV = "TRITON_OPENCL_WORK_ITEMS"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,18 @@ class OpenCLBackend(TargetBackend):
         from .runtime import device_lines
 
         return device_lines()
+
+    def parse_options(self, options: dict) -> Options:
+        """`TRITON_OPENCL_WORK_ITEMS` sets the work-items per program of kernels launched without `work_items`: on a
+        CPU device, `TRITON_OPENCL_WORK_ITEMS=128` runs the GPU execution model (tiles spread over work-items, local
+        memory and barriers), which is how CI tests that model on PoCL."""
+        env = os.environ.get(WORK_ITEMS_ENV)
+        if env and options.get("work_items") is None:
+            try:
+                options = {**options, "work_items": int(env)}
+            except ValueError:
+                raise OptionsError(f"{WORK_ITEMS_ENV}={env!r} is not an integer") from None
+        return super().parse_options(options)
 
     def get_codegen_implementation(self, options: Options) -> dict:
         """Adds `convert_custom_types`, which Triton's frontend needs for fp8e4b15 casts."""
