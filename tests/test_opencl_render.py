@@ -128,19 +128,21 @@ def test_full_reduction_is_per_work_item_then_two_barriers():
 
 
 def test_one_work_item_reduces_in_16_lanes_without_barriers():
-    """A CPU device's one-work-item program: the 1024 elements in 16 independent partial lanes, then the lanes."""
+    """A CPU device's one-work-item program: the 1024 elements in 16 independent partial lanes, then the lanes; the
+    load is read inside the lanes loop (its only consumer, nothing written in between)."""
     src = render(SUM_1024, local_size=1)
     check_lines(src, """
         float lane0[16];
         { const uint q0 = 0u;
         #pragma unroll
         for (uint j0 = 0u; j0 < 16u; ++j0) {
-        const uint r1 = q0 * 16u + j0;
+        const uint r0 = q0 * 16u + j0;
+        float x0 = ((((int)i0) < a_n0) ? *((a_x0 + ((int)i0))) : 0.0f);
         lane0[j0] = x0;
         for (uint q1 = 1u; q1 < 64u; ++q1) {
         #pragma unroll
         for (uint j1 = 0u; j1 < 16u; ++j1) {
-        const uint r2 = q1 * 16u + j1;
+        const uint r1 = q1 * 16u + j1;
         lane0[j1] = v_s2_0;
         acc0 = lane0[0];
         for (uint k0 = 1u; k0 < 16u; ++k0)

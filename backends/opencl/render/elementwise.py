@@ -16,6 +16,7 @@ from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateN
 from triton_backend_sdk.ir.types import FloatType, IntType, PointerType, Type
 
 from . import ctypes as CT
+from . import vmath
 from .context import Idx, RenderContext, Tile
 from .rules import CSTYLE_RULES as RULES
 
@@ -229,7 +230,8 @@ def render_float_unary(ctx: RenderContext, op: Op) -> None:
         return
     fn = _FLOAT_UNARY_FN[type(op)]
     cost = 1 if fn in _CHEAP_UNARY else MATH_COST
-    lift(ctx, op, lambda a: round_to(t, f"{fn}({a})", ctx), cost=cost)
+    call = vmath.inline_fn(ctx, fn, ctx.ctype(op.result)) or fn
+    lift(ctx, op, lambda a: round_to(t, f"{call}({a})", ctx), cost=cost)
 
 
 @RULES.register(O.Fma)

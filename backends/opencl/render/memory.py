@@ -71,6 +71,36 @@ def zero_of(ctype: str) -> str:
     return {"float": "0.0f", "double": "0.0", "bool": "false"}.get(ctype, f"({ctype})0")
 
 
+#: cost of a deferred load in a generator (above CHEAP: a generator that reads it and is used twice is stored)
+LOAD_COST = 8
+
+
+def _deferrable(ctx: RenderContext, op: O.Load, ptr: object) -> bool:
+    """Whether a tile load on a one-work-item program (a CPU device) can be read where its value is consumed, fused
+    into the consumer's loop (vector add: one loop of loads, add and store instead of two private arrays filled
+    first). Only when the value flows through single-use pure ops of the same block into one sink and no op with
+    effects (a store, atomic, call, print, region op...) lies between the load and that sink, so reads keep their
+    order with respect to writes. Pointer tiles held in registers keep the row-wise path (`load_rows`)."""
+    if ctx.L != 1 or (isinstance(ptr, Tile) and ptr.reg is not None):
+        return False
+    block = op.parent
+    if block is None:
+        return False
+    position = {o: k for k, o in enumerate(block.ops)}
+    v = op.result
+    while True:
+        if len(v.uses) != 1:
+            return False
+        user = v.uses[0][0]
+        if user.parent is not block:
+            return False
+        if not (user.pure and not user.regions and len(user.results) == 1 and user.results[0].type.is_tensor):
+            break
+        v = user.results[0]
+    between = block.ops[position[op] + 1 : position[user]]
+    return all((o.pure and not o.regions) or (isinstance(o, O.Load) and not o.is_volatile) for o in between)
+
+
 @CSTYLE_RULES.register(O.Load)
 def render_load(ctx: RenderContext, op: O.Load) -> None:
     t = pointee(ctx, op.ptr, op)
@@ -101,6 +131,9 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
             ctx.define(res, name)
             return
         ctx.define(res, value(Idx((), lin="0u")))
+        return
+    if not volatile and _deferrable(ctx, op, ptr):
+        ctx.define(res, Tile(res.type.shape, ctype, gen=value, cost=LOAD_COST))
         return
     out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
     if not volatile and vec4.applies(ctx, out.shape, CT.mem_ctype(t)) and ctype == CT.mem_ctype(t):

@@ -1,0 +1,110 @@
+"""opencl code for CPU devices (one work-item per program): loads read where their value is consumed (one loop for
+a vector add) but never past a write, and the inline fp32 `exp` (1 ulp over the fp32 range) — golden OpenCL
+fragments, and results on this machine's OpenCL device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+import triton_backend_sdk
+from conftest import _unavailable
+from test_opencl_render import check_lines, render
+
+CPU = frozenset({"device_type_cpu"})
+
+ADD = """
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %s = tt.splat %n : i32 -> tensor<64xi32>
+    %m = arith.cmpi slt, %r, %s : tensor<64xi32>
+    %px = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %qx = tt.addptr %px, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %py = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %qy = tt.addptr %py, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %a = tt.load %qx, %m : tensor<64x!tt.ptr<f32>>
+    %b = tt.load %qy, %m : tensor<64x!tt.ptr<f32>>
+    %c = arith.addf %a, %b : tensor<64xf32>
+    tt.store %qy, %c, %m : tensor<64x!tt.ptr<f32>>
+"""
+ARGS = "%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %n: i32"
+
+
+def test_loads_are_read_in_the_consuming_loop_on_a_cpu_device():
+    src = render(ADD, ARGS, local_size=1, features=CPU)
+    check_lines(src, """
+        for (uint r0 = 0u; r0 < 64u; ++r0) {
+        if ((((int)i0) < a_n0)) { *((a_y0 + ((int)i0))) = (((((int)i0) < a_n0) ? *((a_x0 + ((int)i0))) : 0.0f) +
+    """)
+    assert src.count("for (uint") == 1 and "float t_" not in src
+
+
+def test_a_load_is_not_moved_past_a_store():
+    """`a = x[i]; x[i] = 0; y[i] = a` must store the old values: the load stays ahead of the first store."""
+    body = ADD.replace("    tt.store %qy, %c, %m", "    %z = arith.constant dense<0.0> : tensor<64xf32>\n"
+                       "    tt.store %qx, %z, %m : tensor<64x!tt.ptr<f32>>\n    tt.store %qy, %c, %m")
+    src = render(body, ARGS, local_size=1, features=CPU)
+    assert "float t_a" in src and src.index("float t_a") < src.index("0.0f; }")
+    gpu = render(ADD, ARGS, local_size=128, features=frozenset())
+    assert "float t_a" in gpu  # a GPU-shaped group keeps its own path (vector runs)
+
+
+@triton.jit
+def _store_after_load_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    a = tl.load(x_ptr + offs, mask=m)
+    tl.store(x_ptr + offs, tl.zeros_like(a), mask=m)
+    tl.store(y_ptr + offs, a * 2, mask=m)
+
+
+@triton.jit
+def _exp_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs, mask=m)), mask=m)
+
+
+@pytest.fixture
+def ocl():
+    reason = _unavailable("opencl")
+    if reason:
+        pytest.skip(reason)
+    from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
+
+    previous = driver.active
+    triton_backend_sdk.use("opencl")
+    yield
+    activate(previous)
+
+
+def test_store_after_load_keeps_the_loaded_values(ocl):
+    x = torch.randn(1000)
+    want = x * 2
+    y = torch.empty(1000)
+    _store_after_load_kernel[(1,)](x, y, 1000, BLOCK=1024)
+    assert torch.equal(y, want) and torch.equal(x, torch.zeros(1000))
+
+
+def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
+
+
+def test_exp_is_within_one_ulp_over_the_fp32_range(ocl):
+    """Random values over [-110, 95] (overflow, subnormal results, underflow to 0), small arguments, the limits and
+    inf/NaN, against float64 exp rounded to fp32."""
+    g = np.random.default_rng(3)
+    special = [0.0, -0.0, 1e-30, -1e-30, 88.72283, 88.72284, -87.33654, -103.2789, -103.97, -104.0, -200.0, 200.0,
+               np.inf, -np.inf, np.nan]
+    x = np.concatenate([g.uniform(-110, 95, 200_000), g.uniform(-1, 1, 100_000), g.uniform(-90, -85, 50_000),
+                        special]).astype(np.float32)
+    y = torch.empty(x.size)
+    _exp_kernel[(triton.cdiv(x.size, 1024),)](torch.from_numpy(x), y, x.size, BLOCK=1024)
+    got = y.numpy()
+    with np.errstate(over="ignore", under="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32)
+    fin = np.isfinite(want)
+    assert _ulps(got[fin], want[fin]).max() <= 1
+    assert np.array_equal(got[~fin], want[~fin], equal_nan=True)
