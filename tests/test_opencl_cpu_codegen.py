@@ -1,5 +1,5 @@
 """opencl code for CPU devices (one work-item per program): loads read where their value is consumed (one loop for
-a vector add) but never past a write, and the inline fp32 `exp` (1 ulp over the fp32 range) — golden OpenCL
+a vector add) but never past a write (checked on every backend: cpu_ref defers loads into stores too), and the inline fp32 `exp` (1 ulp over the fp32 range) — golden OpenCL
 fragments, and results on this machine's OpenCL device."""
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ def ocl():
     activate(previous)
 
 
-def test_store_after_load_keeps_the_loaded_values(ocl):
+def test_store_after_load_keeps_the_loaded_values(backend):
+    """On every backend: a load that feeds a later store is not read after an earlier store to its addresses."""
     x = torch.randn(1000)
     want = x * 2
     y = torch.empty(1000)

@@ -10,6 +10,7 @@ from llvmlite import ir
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
 from triton_backend_sdk.ir.core import Value
+from triton_backend_sdk.ir.fusion import load_sink
 
 from .context import LoweringContext, Tile
 from .elementwise import lift
@@ -81,6 +82,10 @@ def _load_one(ctx: LoweringContext, ptr: ir.Value, st: ir.Type, ety: ir.Type, ma
     return ctx.guarded(mask, ety, do_load, other, "ld")
 
 
+#: cost of a deferred load in a generator: a generator reading it that is used twice gets stored
+LOAD_COST = 8
+
+
 @RULES.register(O.Load)
 def lower_load(ctx: LoweringContext, op: O.Load) -> None:
     res = op.result
@@ -92,12 +97,20 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
     if not res.type.is_tensor:
         ctx.define(res, _load_one(ctx, ptr, st, ety, mask, other))
         return
-    out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
 
     def elem(x, idx: list[ir.Value]) -> ir.Value | None:
         if x is None:
             return None
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+    if isinstance(load_sink(op), O.Store):
+        # read in the store's loop (vector add: one loop, no buffers); the guard's branch stays inside that loop
+        def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
+            return _load_one(ctx, elem(ptr, idx), st, ety, elem(mask, idx), elem(other, idx))
+
+        ctx.define(res, Tile(res.type.shape, ety, gen=gen, cost=LOAD_COST))
+        return
+    out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
 
     def body(idx: list[ir.Value]) -> None:
         v = _load_one(ctx, elem(ptr, idx), st, ety, elem(mask, idx), elem(other, idx))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op, Value
 from triton_backend_sdk.ir.enums import MemSemantic, RMWOp
+from triton_backend_sdk.ir.fusion import load_sink
 from triton_backend_sdk.ir.types import FloatKind, FloatType, IntType, PointerType, Type
 
 from . import ctypes as CT
@@ -76,29 +77,11 @@ LOAD_COST = 8
 
 
 def _deferrable(ctx: RenderContext, op: O.Load, ptr: object) -> bool:
-    """Whether a tile load on a one-work-item program (a CPU device) can be read where its value is consumed, fused
-    into the consumer's loop (vector add: one loop of loads, add and store instead of two private arrays filled
-    first). Only when the value flows through single-use pure ops of the same block into one sink and no op with
-    effects (a store, atomic, call, print, region op...) lies between the load and that sink, so reads keep their
-    order with respect to writes. Pointer tiles held in registers keep the row-wise path (`load_rows`)."""
+    """Whether a tile load on a one-work-item program (a CPU device) is read in its consumer's loop (see
+    `triton_backend_sdk.ir.fusion`). Pointer tiles held in registers keep the row-wise path (`load_rows`)."""
     if ctx.L != 1 or (isinstance(ptr, Tile) and ptr.reg is not None):
         return False
-    block = op.parent
-    if block is None:
-        return False
-    position = {o: k for k, o in enumerate(block.ops)}
-    v = op.result
-    while True:
-        if len(v.uses) != 1:
-            return False
-        user = v.uses[0][0]
-        if user.parent is not block:
-            return False
-        if not (user.pure and not user.regions and len(user.results) == 1 and user.results[0].type.is_tensor):
-            break
-        v = user.results[0]
-    between = block.ops[position[op] + 1 : position[user]]
-    return all((o.pure and not o.regions) or (isinstance(o, O.Load) and not o.is_volatile) for o in between)
+    return load_sink(op) is not None
 
 
 @CSTYLE_RULES.register(O.Load)
