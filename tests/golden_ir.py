@@ -1,4 +1,5 @@
-"""Helpers for golden LLVM IR tests: lower a small TTIR function body with cpu_ref's rules, and a tiny FileCheck."""
+"""Helpers for golden IR tests: lower a small TTIR function body with cpu_ref's rules, and a tiny FileCheck that
+the opencl golden tests (rendered OpenCL C) use too."""
 
 from __future__ import annotations
 

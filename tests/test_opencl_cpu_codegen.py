@@ -11,7 +11,8 @@ import triton
 import triton.language as tl
 import triton_backend_sdk
 from conftest import _unavailable
-from test_opencl_render import check_lines, render
+from golden_ir import check_lines
+from test_opencl_render import render
 
 CPU = frozenset({"device_type_cpu"})
 

@@ -1,12 +1,13 @@
 """Golden OpenCL C per rule family, and compile-time errors: TTIR in, expected lines of OpenCL C out, in order.
 
-No OpenCL device is needed: these call the renderer directly with a device description. `check_lines` is a tiny
-FileCheck: each expected line must appear, in order, as a substring of a later output line (whitespace collapsed).
+No OpenCL device is needed: these call the renderer directly with a device description. `check_lines` is the tiny
+FileCheck of tests/golden_ir.py, shared with the cpu_ref golden tests.
 """
 
 from __future__ import annotations
 
 import pytest
+from golden_ir import check_lines
 from triton_backend_sdk.backends.opencl.render import OPENCL, OPENCL_RULES, render_module
 from triton_backend_sdk.errors import LoweringError, UnsupportedError
 from triton_backend_sdk.ir import parse_ttir
@@ -23,16 +24,6 @@ def render(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", local_size: int =
   }}
 }}"""
     return render_module(parse_ttir(text), "k", OPENCL_RULES, OPENCL, local_size, features, "test-device").source
-
-
-def check_lines(text: str, expected: str) -> None:
-    lines = [" ".join(line.split()) for line in text.splitlines()]
-    pos = 0
-    for want in (" ".join(w.split()) for w in expected.strip().splitlines()):
-        while pos < len(lines) and want not in lines[pos]:
-            pos += 1
-        assert pos < len(lines), f"expected line not found in order: {want!r}\n--- output ---\n{text}"
-        pos += 1
 
 
 LOAD_1024 = """

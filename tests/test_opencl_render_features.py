@@ -6,7 +6,8 @@ Same helpers as tests/test_opencl_render.py: TTIR in, expected lines of OpenCL C
 
 from __future__ import annotations
 
-from test_opencl_render import check_lines, render
+from golden_ir import check_lines
+from test_opencl_render import render
 
 
 def test_erfinv_is_a_helper_per_width():
