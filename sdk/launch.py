@@ -66,6 +66,37 @@ def signature_of(src: Any) -> tuple[list[str], list[str]]:
     return names, types
 
 
+def expand_descriptors(names: list[str], types: list[str]) -> tuple[list[str], list[str], set[int]]:
+    """(names, types) with every host `TensorDescriptor` parameter expanded as Triton's TTIR pass
+    `rewrite_tensor_descriptor_to_pointer` expands it (base, shape, strides, flags...), and the positions of the
+    descriptors among the original parameters (for `flatten_descriptors`)."""
+    from triton.backends.driver import expand_signature
+
+    out_names: list[str] = []
+    out_types: list[str] = []
+    positions: set[int] = set()
+    for i, (name, ty) in enumerate(zip(names, types)):
+        if isinstance(ty, str) and ty.startswith("tensordesc"):
+            parts = expand_signature([ty], None, "")
+            positions.add(i)
+            out_names += [f"{name}.{k}" for k in range(len(parts))]
+            out_types += parts
+        else:
+            out_names.append(name)
+            out_types.append(ty)
+    return out_names, out_types, positions
+
+
+def flatten_descriptors(args: tuple, positions: set[int]) -> tuple:
+    """Call arguments with each host `TensorDescriptor` at `positions` decomposed into its expanded parameters."""
+    from triton.backends.driver import decompose_descriptor
+
+    flat: list[Any] = []
+    for i, a in enumerate(args):
+        flat.extend(decompose_descriptor(a) if i in positions else [a])
+    return tuple(flat)
+
+
 def make_native_launcher(src: Any, metadata: Any, backend: str) -> Any:
     from . import _native
 

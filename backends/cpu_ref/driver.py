@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_backend_sdk.driver import BinaryModule, SDKDriver
-from triton_backend_sdk.launch import arg_kind, make_native_launcher, signature_of
+from triton_backend_sdk.launch import arg_kind, expand_descriptors, make_native_launcher, signature_of
 
 
 class CPURefDriver(SDKDriver):
@@ -43,8 +43,8 @@ class CPURefDriver(SDKDriver):
             return make_native_launcher(src, metadata, self.backend_name)
         from triton_backend_sdk import _native
 
-        from .descriptors import DescriptorLauncher, expanded_signature
+        from .descriptors import DescriptorLauncher
 
-        names, types, positions = expanded_signature(names, types)
+        names, types, positions = expand_descriptors(names, types)
         native = _native.Launcher([arg_kind(t, self.backend_name) for t in types], names, backend=self.backend_name)
         return DescriptorLauncher(native, positions)

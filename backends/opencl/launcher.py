@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from triton_backend_sdk.launch import signature_of
+from triton_backend_sdk.launch import expand_descriptors, flatten_descriptors, signature_of
 
 from .asserts import check as check_asserts
 from .asserts import error_buffer, flush_prints
@@ -87,30 +87,12 @@ def _memory(arg: Any, name: str) -> tuple[int, int, int]:
     return base, st.nbytes(), arg.data_ptr() - base
 
 
-def _expand_descriptors(names: list[str], types: list[str]) -> tuple[list[str], list[str], set[int]]:
-    """Host `TensorDescriptor` parameters as Triton's TTIR pass `rewrite_tensor_descriptor_to_pointer` expands
-    them (base, shape, strides, flags...), and the positions of the descriptors among the call arguments."""
-    from triton.backends.driver import expand_signature
-
-    out_names, out_types, positions = [], [], set()
-    for i, (name, ty) in enumerate(zip(names, types)):
-        if isinstance(ty, str) and ty.startswith("tensordesc"):
-            parts = expand_signature([ty], None, "")
-            positions.add(i)
-            out_names += [f"{name}.{k}" for k in range(len(parts))]
-            out_types += parts
-        else:
-            out_names.append(name)
-            out_types.append(ty)
-    return out_names, out_types, positions
-
-
 class Launcher:
     def __init__(self, src: Any, metadata: Any) -> None:
         names, types = signature_of(src)
         self.descriptors: set[int] = set()
         if any(t.startswith("tensordesc") for t in types):
-            names, types, self.descriptors = _expand_descriptors(names, types)
+            names, types, self.descriptors = expand_descriptors(names, types)
         self.runtime_args = [i for i, t in enumerate(types) if t != "constexpr"]
         self.names = [names[i] for i in self.runtime_args]
         params = [list(p) for p in metadata.opencl_params]
@@ -131,12 +113,7 @@ class Launcher:
         if enter_hook is not None:
             enter_hook(launch_metadata)
         if self.descriptors:
-            from triton.backends.driver import decompose_descriptor
-
-            flat: list[Any] = []
-            for i, a in enumerate(args):
-                flat.extend(decompose_descriptor(a) if i in self.descriptors else [a])
-            args = tuple(flat)
+            args = flatten_descriptors(args, self.descriptors)
         if gx * gy * gz > 0:
             self.launch(_KERNELS[function], (gx, gy, gz), args)
         if exit_hook is not None:
