@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-import triton_backend_sdk
 from triton_backend_sdk.demo import add_kernel, softmax_kernel
 
 from .kernels import layer_norm_fwd_kernel, matmul
@@ -26,19 +25,8 @@ def _unavailable() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.skipif(bool(_unavailable()), reason=str(_unavailable())),
-              pytest.mark.usefixtures("opencl_active")]
-
-
-@pytest.fixture
-def opencl_active():
-    from triton.runtime import driver
-    from triton_backend_sdk.driver import activate
-
-    prev = driver.active
-    triton_backend_sdk.use("opencl")
-    yield
-    activate(prev)
+BACKEND = "opencl"  # made active for every case by conftest.active_backend
+pytestmark = pytest.mark.skipif(bool(_unavailable()), reason=str(_unavailable()))
 
 
 def test_vector_add_2e24(compare):

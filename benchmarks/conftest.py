@@ -55,6 +55,23 @@ class _Recorded(dict):
         self._sink[key] = value
 
 
+@pytest.fixture(autouse=True)
+def active_backend(request: pytest.FixtureRequest):
+    """Make the benchmark module's `BACKEND` Triton's active driver for each case, restoring the previous one."""
+    name = getattr(request.module, "BACKEND", None)
+    if name is None:
+        yield
+        return
+    import triton_backend_sdk
+    from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
+
+    prev = driver.active
+    triton_backend_sdk.use(name)
+    yield
+    activate(prev)
+
+
 @pytest.fixture
 def compare(benchmark):
     """compare(ours, peer, work=None, unit=None): benchmark ours, time peer interleaved, record the ratio."""

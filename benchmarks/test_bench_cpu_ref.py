@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 import torch
 import torch.nn.functional as F
 import triton
@@ -14,18 +13,7 @@ from triton_backend_sdk.demo import add_kernel, softmax_kernel
 from .conftest import median_ms
 from .kernels import layer_norm_fwd_kernel, matmul
 
-pytestmark = pytest.mark.usefixtures("cpu_ref_active")
-
-
-@pytest.fixture
-def cpu_ref_active():
-    from triton.runtime import driver
-    from triton_backend_sdk.driver import activate
-
-    prev = driver.active
-    triton_backend_sdk.use("cpu_ref")
-    yield
-    activate(prev)
+BACKEND = "cpu_ref"  # made active for every case by conftest.active_backend
 
 
 def test_vector_add_2e24(compare):
