@@ -72,6 +72,20 @@ def zero_of(ctype: str) -> str:
     return {"float": "0.0f", "double": "0.0", "bool": "false"}.get(ctype, f"({ctype})0")
 
 
+def _shared_from_item0(ctx: RenderContext, res: Value, ctype: str, stmt: Callable[[str], str]) -> None:
+    """A scalar result computed by work-item 0 alone (`stmt(arr)` writes it to `arr[0]` in local memory) and read by
+    every work-item after a barrier, so that a side effect happens once and all work-items see the same value."""
+    off = ctx.alloc(8)
+    arr = ctx.local_array(ctype, off)
+    name = ctx.name_for(res)
+    ctx.barrier()
+    ctx.emit(f"if (lid == 0u) {stmt(arr)}")
+    ctx.barrier()
+    ctx.emit(f"{ctype} {name} = {arr}[0];")
+    ctx.scratch_top = off
+    ctx.define(res, name)
+
+
 #: cost of a deferred load in a generator (above CHEAP: a generator that reads it and is used twice is stored)
 LOAD_COST = 8
 
@@ -103,15 +117,7 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
 
     if not res.type.is_tensor:
         if volatile:  # may change between work-items' reads (a flag polled in a loop): read once, share the value
-            off = ctx.alloc(8)
-            arr = ctx.local_array(ctype, off)
-            name = ctx.name_for(res)
-            ctx.barrier()
-            ctx.emit(f"if (lid == 0u) {arr}[0] = {value(Idx((), lin='0u'))};")
-            ctx.barrier()
-            ctx.emit(f"{ctype} {name} = {arr}[0];")
-            ctx.scratch_top = off
-            ctx.define(res, name)
+            _shared_from_item0(ctx, res, ctype, lambda arr: f"{arr}[0] = {value(Idx((), lin='0u'))};")
             return
         ctx.define(res, value(Idx((), lin="0u")))
         return
@@ -242,19 +248,15 @@ def _render_atomic(ctx: RenderContext, op: Op, sem: MemSemantic, ptr: Value, mas
         return "" if m is None else f"{ctx.element(m, idx)}"
 
     if not res.type.is_tensor:
-        off = ctx.alloc(8)
-        arr = ctx.local_array(ctype, off)
-        name = ctx.name_for(res)
         c = cond(Idx((), lin="0u"))
-        stmt = f"{arr}[0] = {expr(Idx((), lin='0u'), t)};"
-        guarded = f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {arr}[0] = {zero_of(ctype)}; }}" if c else \
-            _fenced(ctx, sem, stmt)
-        ctx.barrier()
-        ctx.emit(f"if (lid == 0u) {{ {guarded} }}")
-        ctx.barrier()
-        ctx.emit(f"{ctype} {name} = {arr}[0];")
-        ctx.scratch_top = off
-        ctx.define(res, name)
+
+        def item0(arr: str) -> str:
+            stmt = f"{arr}[0] = {expr(Idx((), lin='0u'), t)};"
+            guarded = f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {arr}[0] = {zero_of(ctype)}; }}" if c else \
+                _fenced(ctx, sem, stmt)
+            return f"{{ {guarded} }}"
+
+        _shared_from_item0(ctx, res, ctype, item0)
         return
     shape = res.type.shape
     n = Tile(shape, ctype).numel
