@@ -19,7 +19,7 @@ from triton_backend_sdk.options import Options
 from triton_backend_sdk.pipeline import Stage
 
 NAME = "opencl"
-#: descriptor feature of a CPU device (one work-item per program)
+#: descriptor feature of a CPU device (one work-item per program; set by runtime.describe, read by the renderer)
 CPU_FEATURE = "device_type_cpu"
 #: work-items per program for launches that do not pass `work_items` (see OpenCLBackend.parse_options)
 WORK_ITEMS_ENV = "TRITON_OPENCL_WORK_ITEMS"

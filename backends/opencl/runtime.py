@@ -21,6 +21,8 @@ from typing import Any
 from triton_backend_sdk.descriptor import ALL_DTYPES, TargetDescriptor
 from triton_backend_sdk.errors import SDKError, ToolError
 
+from .compiler import CPU_FEATURE
+
 NAME = "opencl"
 BUILD_OPTIONS = ("-cl-std=CL1.2",)
 CONTAINER_MAGIC = b"TBSCLBIN1\n"
@@ -133,7 +135,7 @@ def features_of(dev: Any) -> tuple[str, ...]:
     if dev.host_unified_memory:
         feats.add("host_unified_memory")
     if dev.type & pyopencl.device_type.CPU:
-        feats.add("device_type_cpu")  # one work-item per program (compiler.local_size)
+        feats.add(CPU_FEATURE)  # one work-item per program (compiler.local_size)
     if dev.single_fp_config & pyopencl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
         feats.add("correctly_rounded_divide_sqrt")
     return tuple(sorted(feats))

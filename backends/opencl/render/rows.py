@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..compiler import CPU_FEATURE
 from .context import Idx, RenderContext, Tile, numel
 
 #: rows shorter than this are gathered (the check would cost more than it saves)
@@ -15,8 +16,6 @@ MIN_ROW = 8
 #: on a CPU device every this many pointers of the tile (a 64-byte line of 32-bit elements) are prefetched before
 #: the rows are read, so that the rows' cache misses overlap (~20% on tutorial 03's matmul with PoCL)
 PREFETCH_STRIDE = 16
-#: descriptor feature of a CPU device (backends/opencl/compiler.py CPU_FEATURE)
-CPU_FEATURE = "device_type_cpu"
 
 
 def load_rows(ctx: RenderContext, out: Tile, ptr: object, value: Callable[[Idx, str | None], str]) -> bool:

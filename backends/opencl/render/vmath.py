@@ -10,10 +10,8 @@ polynomial with FMA, then 2^k applied as two exact power-of-two factors so that 
 
 from __future__ import annotations
 
+from ..compiler import CPU_FEATURE
 from .context import RenderContext
-
-#: descriptor feature of a CPU device (backends/opencl/compiler.py CPU_FEATURE)
-CPU_FEATURE = "device_type_cpu"
 
 EXP_F32 = """inline float tb_exp_f32(float x) {
   const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
