@@ -60,6 +60,23 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
+def ocl():
+    """opencl as Triton's active driver for the test (skipped with the reason where no OpenCL device exists); the
+    previous driver is restored through `activate`, which drops the JIT caches on the change back."""
+    reason = _unavailable("opencl")
+    if reason:
+        pytest.skip(reason)
+    import triton_backend_sdk
+    from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
+
+    previous = driver.active
+    triton_backend_sdk.use("opencl")
+    yield
+    activate(previous)
+
+
+@pytest.fixture
 def rng() -> torch.Generator:
     seed = int(os.environ.get("TBS_TEST_SEED", "1234"))
     return torch.Generator().manual_seed(seed)

@@ -5,12 +5,9 @@ fragments, and results on this machine's OpenCL device."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 import triton
 import triton.language as tl
-import triton_backend_sdk
-from conftest import _unavailable
 from golden_ir import check_lines
 from test_opencl_render import render
 
@@ -65,20 +62,6 @@ def _exp_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     tl.store(y_ptr + offs, tl.exp(tl.load(x_ptr + offs, mask=m)), mask=m)
-
-
-@pytest.fixture
-def ocl():
-    reason = _unavailable("opencl")
-    if reason:
-        pytest.skip(reason)
-    from triton.runtime import driver
-    from triton_backend_sdk.driver import activate
-
-    previous = driver.active
-    triton_backend_sdk.use("opencl")
-    yield
-    activate(previous)
 
 
 def test_store_after_load_keeps_the_loaded_values(backend):

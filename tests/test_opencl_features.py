@@ -20,16 +20,6 @@ pytestmark = pytest.mark.skipif(bool(_unavailable("opencl")), reason=str(_unavai
 needs_cpu_ref = pytest.mark.skipif(bool(_unavailable("cpu_ref")), reason=f"compares with cpu_ref: {_unavailable('cpu_ref')}")
 
 
-@pytest.fixture
-def ocl():
-    from triton.runtime import driver
-
-    previous = driver.active
-    triton_backend_sdk.use("opencl")
-    yield
-    driver.set_active(previous)
-
-
 @pytest.fixture(params=[True, False], ids=["zero_copy", "copy"])
 def memory_path(request, ocl, monkeypatch):
     """Runs the test on the zero-copy path (where the device has it) and on the copy path of discrete devices."""

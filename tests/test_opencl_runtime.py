@@ -19,16 +19,6 @@ from triton.compiler import ASTSource
 pytestmark = pytest.mark.skipif(bool(_unavailable("opencl")), reason=str(_unavailable("opencl")))
 
 
-@pytest.fixture
-def ocl():
-    from triton.runtime import driver
-
-    previous = driver.active
-    triton_backend_sdk.use("opencl")
-    yield
-    driver.set_active(previous)
-
-
 def _runtime():
     from triton_backend_sdk.backends.opencl.runtime import runtime_for, selected_device
 
