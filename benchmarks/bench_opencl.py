@@ -32,16 +32,23 @@ pytestmark = pytest.mark.skipif(bool(_unavailable()), reason=str(_unavailable())
 def test_vector_add_2e24(compare):
     n = 1 << 24
     x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
-    compare(lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024), lambda: torch.add(x, y, out=out),
-            work=3 * 4 * n / 1e9, unit="GB/s")
+    compare(
+        lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024),
+        lambda: torch.add(x, y, out=out),
+        work=3 * 4 * n / 1e9,
+        unit="GB/s",
+    )
     torch.testing.assert_close(out, x + y)
 
 
 def test_softmax_4096(compare):
     m = n = 4096
     x, y, ref = torch.randn(m, n), torch.empty(m, n), torch.empty(m, n)
-    compare(lambda: softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n, BLOCK=n),
-            lambda: torch.softmax(x, dim=1, out=ref), rounds=5)
+    compare(
+        lambda: softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n, BLOCK=n),
+        lambda: torch.softmax(x, dim=1, out=ref),
+        rounds=5,
+    )
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
 
 
@@ -49,14 +56,16 @@ def test_layer_norm_fwd_4096(compare):
     m = n = 4096
     x, w, b = torch.randn(m, n), torch.rand(n), torch.randn(n)
     y, mean, rstd = torch.empty(m, n), torch.empty(m), torch.empty(m)
-    compare(lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK_SIZE=1024),
-            lambda: F.layer_norm(x, (n,), w, b, 1e-5), rounds=5)
+    compare(
+        lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK_SIZE=1024),
+        lambda: F.layer_norm(x, (n,), w, b, 1e-5),
+        rounds=5,
+    )
     torch.testing.assert_close(y, F.layer_norm(x, (n,), w, b, 1e-5), atol=1e-4, rtol=1e-4)
 
 
 def test_matmul_2048(compare):
     s = 2048
     a, b, c = torch.randn(s, s), torch.randn(s, s), torch.empty(s, s)
-    compare(lambda: matmul(a, b, c, 64, 64, 32), lambda: torch.mm(a, b), work=2 * s ** 3 / 1e9, unit="GFLOP/s",
-            rounds=1)
+    compare(lambda: matmul(a, b, c, 64, 64, 32), lambda: torch.mm(a, b), work=2 * s**3 / 1e9, unit="GFLOP/s", rounds=1)
     torch.testing.assert_close(c, a @ b, atol=1e-2, rtol=1e-3)

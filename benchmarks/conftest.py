@@ -30,8 +30,9 @@ def median_ms(fn: Callable[[], object], reps: int) -> float:
     return statistics.median(ts) * 1e3
 
 
-def interleaved(ours: Callable[[], object], peer: Callable[[], object], rounds: int = 7,
-                reps: int = 3) -> tuple[float, float]:
+def interleaved(
+    ours: Callable[[], object], peer: Callable[[], object], rounds: int = 7, reps: int = 3
+) -> tuple[float, float]:
     """Medians (ms) of ours and peer, measured in alternation so both see the same machine state."""
     ours()
     peer()
@@ -76,8 +77,13 @@ def active_backend(request: pytest.FixtureRequest):
 def compare(benchmark):
     """compare(ours, peer, work=None, unit=None): benchmark ours, time peer interleaved, record the ratio."""
 
-    def run(ours: Callable[[], object], peer: Callable[[], object] | None, work: float | None = None,
-            unit: str = "", rounds: int = 7) -> dict:
+    def run(
+        ours: Callable[[], object],
+        peer: Callable[[], object] | None,
+        work: float | None = None,
+        unit: str = "",
+        rounds: int = 7,
+    ) -> dict:
         torch.set_num_threads(2)
         info: dict = {}
         if peer is not None:

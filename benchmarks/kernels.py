@@ -11,8 +11,24 @@ __all__ = ["layer_norm_fwd_kernel", "matmul", "matmul_kernel"]
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    sam,
+    sak,
+    sbk,
+    sbn,
+    scm,
+    scn,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BM)
     num_pid_n = tl.cdiv(N, BN)
@@ -44,5 +60,21 @@ def matmul(a, b, c, bm: int = 128, bn: int = 128, bk: int = 32) -> None:
     m, k = a.shape
     _, n = b.shape
     grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
-    matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                        c.stride(1), BM=bm, BN=bn, BK=bk, GROUP_M=8)
+    matmul_kernel[grid](
+        a,
+        b,
+        c,
+        m,
+        n,
+        k,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BM=bm,
+        BN=bn,
+        BK=bk,
+        GROUP_M=8,
+    )

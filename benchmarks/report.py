@@ -33,8 +33,9 @@ def render(data: dict, begin: str = BEGIN, end: str = END) -> str:
     for b in data["benchmarks"]:
         e = b.get("extra_info", {})
         other = ", ".join(f"{k}={_fmt(v)}" for k, v in e.items() if k not in ("ours_ms", "peer_ms", "ratio"))
-        rows.append(f"| {b['name']} | {_fmt(e.get('ours_ms'))} | {_fmt(e.get('peer_ms'))} | {_fmt(e.get('ratio'))} "
-                    f"| {other} |")
+        rows.append(
+            f"| {b['name']} | {_fmt(e.get('ours_ms'))} | {_fmt(e.get('peer_ms'))} | {_fmt(e.get('ratio'))} | {other} |"
+        )
     cpu = data.get("machine_info", {}).get("cpu", {}).get("brand_raw", platform.processor())
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"{begin}\nMeasured {when} on {cpu}, 2 threads.\n\n" + "\n".join(rows) + f"\n{end}"
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(readme) as f:
             text = f.read()
     if begin in text:
-        text = text[:text.index(begin)] + table + text[text.index(end) + len(end):]
+        text = text[: text.index(begin)] + table + text[text.index(end) + len(end) :]
     else:
         text += "\n" + table + "\n"
     with open(readme, "w") as f:

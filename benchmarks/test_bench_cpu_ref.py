@@ -19,8 +19,12 @@ BACKEND = "cpu_ref"  # made active for every case by conftest.active_backend
 def test_vector_add_2e24(compare):
     n = 1 << 24
     x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
-    info = compare(lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024), lambda: torch.add(x, y, out=out),
-                   work=3 * 4 * n / 1e9, unit="GB/s")
+    info = compare(
+        lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024),
+        lambda: torch.add(x, y, out=out),
+        work=3 * 4 * n / 1e9,
+        unit="GB/s",
+    )
     torch.testing.assert_close(out, x + y)
     assert info["ratio"] > 0
 
@@ -29,8 +33,10 @@ def test_softmax_4096(compare):
     m = n = 4096
     x, y = torch.randn(m, n), torch.empty(m, n)
     ref = torch.empty(m, n)
-    compare(lambda: softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n, BLOCK=n),
-            lambda: torch.softmax(x, dim=1, out=ref))
+    compare(
+        lambda: softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n, BLOCK=n),
+        lambda: torch.softmax(x, dim=1, out=ref),
+    )
     torch.testing.assert_close(y, torch.softmax(x, dim=1))
 
 
@@ -40,8 +46,10 @@ def test_layer_norm_fwd_4096(compare):
     y, mean, rstd = torch.empty(m, n), torch.empty(m), torch.empty(m)
     compiled = torch.compile(lambda x: F.layer_norm(x, (n,), w, b, 1e-5))
     compiled(x)
-    compare(lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK_SIZE=1024),
-            lambda: compiled(x))
+    compare(
+        lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK_SIZE=1024),
+        lambda: compiled(x),
+    )
     torch.testing.assert_close(y, F.layer_norm(x, (n,), w, b, 1e-5), atol=1e-4, rtol=1e-4)
 
 
@@ -83,10 +91,18 @@ def test_compile_cold_and_warm(compare, tmp_path, monkeypatch):
     from triton import knobs
 
     monkeypatch.setattr(knobs.cache, "dir", str(tmp_path))
-    src = triton.compiler.ASTSource(softmax_kernel, signature={"out_ptr": "*fp32", "in_ptr": "*fp32",
-                                                              "in_stride": "i32", "out_stride": "i32",
-                                                              "n_cols": "i32", "BLOCK": "constexpr"},
-                                    constexprs={"BLOCK": 1024})
+    src = triton.compiler.ASTSource(
+        softmax_kernel,
+        signature={
+            "out_ptr": "*fp32",
+            "in_ptr": "*fp32",
+            "in_stride": "i32",
+            "out_stride": "i32",
+            "n_cols": "i32",
+            "BLOCK": "constexpr",
+        },
+        constexprs={"BLOCK": 1024},
+    )
     target = triton_backend_sdk.target("cpu_ref")
     t = time.perf_counter()
     triton.compile(src, target=target)

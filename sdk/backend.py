@@ -114,8 +114,10 @@ class TargetBackend(BaseBackend):
         from .plugins import identity
 
         plugins = identity(self.name)
-        key = (f"{__version__}|{source_digest(type(self).__module__)}|{self.name}|{self.version}|"
-               f"{self.descriptor.hash()}|{injection_identity(self.name)}|{plugins}")
+        key = (
+            f"{__version__}|{source_digest(type(self).__module__)}|{self.name}|{self.version}|"
+            f"{self.descriptor.hash()}|{injection_identity(self.name)}|{plugins}"
+        )
         return hashlib.sha256(key.encode()).hexdigest()
 
     def parse_options(self, options: dict) -> Options:
@@ -153,11 +155,13 @@ class TargetBackend(BaseBackend):
     # ---- the SDK's stages --------------------------------------------------------------------------------------
 
     def make_pipeline(self, state: CompileState, options: Options) -> Pipeline:
-        return Pipeline([
-            Stage("ttir", lambda src, md: self.make_ttir(src, md, options)),
-            Stage("sdkir", lambda src, md: self.make_sdkir(src, md, state, options)),
-            *self.codegen_stages(state, options),
-        ])
+        return Pipeline(
+            [
+                Stage("ttir", lambda src, md: self.make_ttir(src, md, options)),
+                Stage("sdkir", lambda src, md: self.make_sdkir(src, md, state, options)),
+                *self.codegen_stages(state, options),
+            ]
+        )
 
     def ttir_pass_table(self, options: Options) -> list[tuple[str, Any]]:
         """Triton's own TTIR passes, named, as the GPU backends run them (tensor descriptors rewritten to pointers).
@@ -185,9 +189,11 @@ class TargetBackend(BaseBackend):
         names = [n for n, _ in table] + ["end"]
         for inj in injections:
             kind, _, anchor = inj.point.partition(":")
-            if kind.endswith("-pass") and anchor.startswith(TTIR_PREFIX) and anchor[len(TTIR_PREFIX):] not in names:
-                raise KeyError(f"injection at {inj.point!r}: no TTIR pass {anchor!r}; TTIR pass points are "
-                               f"{[TTIR_PREFIX + n for n in names]}")
+            if kind.endswith("-pass") and anchor.startswith(TTIR_PREFIX) and anchor[len(TTIR_PREFIX) :] not in names:
+                raise KeyError(
+                    f"injection at {inj.point!r}: no TTIR pass {anchor!r}; TTIR pass points are "
+                    f"{[TTIR_PREFIX + n for n in names]}"
+                )
         for name, add in [*table, ("end", None)]:
             for p in triton_passes_at(injections, f"before-pass:{TTIR_PREFIX}{name}"):
                 p.add_to(pm)

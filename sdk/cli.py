@@ -54,8 +54,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
             md["name"] = _kernel_func(parse_ttir(str(src)), args.backend).sym_name
         src = stages[name](src, md)
         size = len(src) if isinstance(src, (bytes, str)) else 0
-        print(f"{name:8s} {size:9d} {'bytes' if isinstance(src, bytes) else 'chars'} "
-              f"{(time.perf_counter() - t) * 1000:8.1f} ms")
+        print(
+            f"{name:8s} {size:9d} {'bytes' if isinstance(src, bytes) else 'chars'} "
+            f"{(time.perf_counter() - t) * 1000:8.1f} ms"
+        )
     if args.dump:
         print(f"stages written under {args.dump}/{md.get('name', 'kernel')}/")
     return 0
@@ -74,8 +76,10 @@ def _cmd_devices(args: argparse.Namespace) -> int:
         except Exception as e:  # noqa: BLE001 - a device that cannot be queried is reported, not fatal
             print(f"{name:10s} unavailable: {e}")
             continue
-        print(f"{name:10s} arch={d.arch} warp={d.warp_size} units={d.num_compute_units} vector={d.vector_width_bits}b "
-              f"active={b.driver.is_active()}")
+        print(
+            f"{name:10s} arch={d.arch} warp={d.warp_size} units={d.num_compute_units} vector={d.vector_width_bits}b "
+            f"active={b.driver.is_active()}"
+        )
         listing = getattr(b.compiler, "devices", None)  # optional: a backend with several selectable devices
         if listing is not None:
             try:
@@ -107,10 +111,18 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_conformance(args: argparse.Namespace) -> int:
     from .conformance.runner import _progress, run
 
-    report = run(backend=args.backend, reference=args.reference, filter=args.k, seed=args.seed,
-                 progress=None if args.quiet else _progress, goldens_path=args.goldens)
-    print(f"conformance: backend {report.backend}, reference {report.reference}, triton {report.meta['triton']}, "
-          f"{report.meta['seconds']} s")
+    report = run(
+        backend=args.backend,
+        reference=args.reference,
+        filter=args.k,
+        seed=args.seed,
+        progress=None if args.quiet else _progress,
+        goldens_path=args.goldens,
+    )
+    print(
+        f"conformance: backend {report.backend}, reference {report.reference}, triton {report.meta['triton']}, "
+        f"{report.meta['seconds']} s"
+    )
     fallback = report.meta.get("compared_with_torch_instead", 0)
     if fallback:
         print(f"{fallback} runs had no {report.reference} result (see their messages) and were compared with torch")
@@ -149,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--show", type=int, default=20, help="print at most this many failures")
     k.add_argument("--quiet", action="store_true", help="no progress bar")
     k.set_defaults(fn=_cmd_conformance)
-    sub.add_parser("plugins", help="list backends and plugins with versions, API ranges and origins").set_defaults(fn=_cmd_plugins)
+    sub.add_parser("plugins", help="list backends and plugins with versions, API ranges and origins").set_defaults(
+        fn=_cmd_plugins
+    )
     args = p.parse_args(argv)
     return args.fn(args)
 

@@ -59,8 +59,7 @@ class CustomOpHandle:
         return deco
 
 
-def custom_op(name: str, signatures: dict[tuple[str, ...], str], *, pure: bool = True,
-              doc: str = "") -> Any:
+def custom_op(name: str, signatures: dict[tuple[str, ...], str], *, pure: bool = True, doc: str = "") -> Any:
     """Declare op `name` (dotted, e.g. `acme.sqplus1`) taking the given dtype tuples, e.g. `{("fp32",): "fp32"}`.
 
     Returns a Triton builtin usable in kernels (`acme_sqplus1(x)`) with `.op` (the op class) and `.lowering(backend)`
@@ -78,9 +77,18 @@ def custom_op(name: str, signatures: dict[tuple[str, ...], str], *, pure: bool =
     if prev is not None and prev.__module__ != _caller_module():
         raise ValueError(f"custom op {name!r} is already declared by {prev.__module__}")
     cls_name = "".join(p.capitalize() for p in re.split(r"[._]", name))
-    cls = type(cls_name, (CustomOp,), {"name": name, "signatures": dict(signatures), "lowerings": {},
-                                       "pure": pure, "__doc__": doc or f"custom op {name}",
-                                       "__module__": _caller_module()})
+    cls = type(
+        cls_name,
+        (CustomOp,),
+        {
+            "name": name,
+            "signatures": dict(signatures),
+            "lowerings": {},
+            "pure": pure,
+            "__doc__": doc or f"custom op {name}",
+            "__module__": _caller_module(),
+        },
+    )
     OP_CLASSES.pop(name, None)
     register_op(cls)
     _CUSTOM[name] = cls
@@ -137,14 +145,23 @@ class MaterializeCustomOps(IRPass):
         for op in list(module.walk()):
             if not isinstance(op, ExternElementwise) or not op.symbol.startswith(SYMBOL_PREFIX):
                 continue
-            op_name = op.symbol[len(SYMBOL_PREFIX):]
+            op_name = op.symbol[len(SYMBOL_PREFIX) :]
             cls = _CUSTOM.get(op_name)
             if cls is None:
-                raise UnsupportedError(ctx.target.name, f"kernel calls custom op {op_name!r}, which no active plugin "
-                                       f"declares (declared: {sorted(_CUSTOM) or 'none'})", op.loc)
+                raise UnsupportedError(
+                    ctx.target.name,
+                    f"kernel calls custom op {op_name!r}, which no active plugin "
+                    f"declares (declared: {sorted(_CUSTOM) or 'none'})",
+                    op.loc,
+                )
             attrs = {k: v for k, v in op.attrs.items() if k not in ("symbol", "libname", "libpath", "pure")}
-            new = cls(list(op.operands), [r.type for r in op.results], attrs, loc=op.loc,
-                      result_names=[r.name for r in op.results])
+            new = cls(
+                list(op.operands),
+                [r.type for r in op.results],
+                attrs,
+                loc=op.loc,
+                result_names=[r.name for r in op.results],
+            )
             block = op.parent
             assert block is not None
             block.insert(block.ops.index(op), new)

@@ -103,8 +103,12 @@ def run_demo(size: int = 1 << 20, seed: int = 0) -> list[DemoResult]:
             return ys
 
         tol = 1e-6 if dtype == torch.float32 else 1e-3
-        check(f"softmax {str(dtype)[6:]} {rows}x{cols}", softmax,
-              lambda xs=xs: torch.softmax(xs.float(), dim=1).to(xs.dtype), tol)
+        check(
+            f"softmax {str(dtype)[6:]} {rows}x{cols}",
+            softmax,
+            lambda xs=xs: torch.softmax(xs.float(), dim=1).to(xs.dtype),
+            tol,
+        )
 
     m, nn = 300, 421
     xm = torch.randn(m, nn, generator=g)

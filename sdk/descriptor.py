@@ -7,8 +7,28 @@ from dataclasses import dataclass, field
 
 from triton.backends.compiler import GPUTarget
 
-ALL_DTYPES = frozenset({"i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "fp64",
-                        "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e5b16", "fp8e4b8"})
+ALL_DTYPES = frozenset(
+    {
+        "i1",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "fp16",
+        "bf16",
+        "fp32",
+        "fp64",
+        "fp8e4nv",
+        "fp8e5",
+        "fp8e4b15",
+        "fp8e5b16",
+        "fp8e4b8",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -47,7 +67,18 @@ class TargetDescriptor:
         return GPUTarget(self.name, self.arch, self.warp_size)
 
     def hash(self) -> str:
-        key = repr((self.name, self.arch, self.warp_size, self.max_threads_per_program, self.shared_memory_bytes,
-                    self.local_memory_bytes, self.vector_width_bits, self.num_compute_units,
-                    tuple(sorted(self.supported_dtypes)), self.features))
+        key = repr(
+            (
+                self.name,
+                self.arch,
+                self.warp_size,
+                self.max_threads_per_program,
+                self.shared_memory_bytes,
+                self.local_memory_bytes,
+                self.vector_width_bits,
+                self.num_compute_units,
+                tuple(sorted(self.supported_dtypes)),
+                self.features,
+            )
+        )
         return hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -34,8 +34,15 @@ class UnsupportedError(SDKError, NotImplementedError):
 class LoweringError(UnsupportedError):
     """No lowering rule exists for an op (or for its dtype) on this backend."""
 
-    def __init__(self, backend: str, op_name: str, dtype: str, loc: Location | None = None,
-                 repro: str | None = None, detail: str = "") -> None:
+    def __init__(
+        self,
+        backend: str,
+        op_name: str,
+        dtype: str,
+        loc: Location | None = None,
+        repro: str | None = None,
+        detail: str = "",
+    ) -> None:
         self.op_name = op_name
         self.dtype = dtype
         what = f"no lowering rule for op '{op_name}' with dtype {dtype}"

@@ -16,15 +16,39 @@ KIND_SKIP, KIND_PTR, KIND_I1, KIND_I8, KIND_I16, KIND_I32, KIND_I64 = 0, 1, 2, 3
 KIND_U8, KIND_U16, KIND_U32, KIND_U64, KIND_FP16, KIND_BF16, KIND_FP32, KIND_FP64 = 7, 8, 9, 10, 11, 12, 13, 14
 
 _SCALAR_KINDS = {
-    "i1": KIND_I1, "u1": KIND_I1, "i8": KIND_I8, "i16": KIND_I16, "i32": KIND_I32, "i64": KIND_I64,
-    "u8": KIND_U8, "u16": KIND_U16, "u32": KIND_U32, "u64": KIND_U64,
-    "fp16": KIND_FP16, "bf16": KIND_BF16, "fp32": KIND_FP32, "f32": KIND_FP32, "fp64": KIND_FP64,
+    "i1": KIND_I1,
+    "u1": KIND_I1,
+    "i8": KIND_I8,
+    "i16": KIND_I16,
+    "i32": KIND_I32,
+    "i64": KIND_I64,
+    "u8": KIND_U8,
+    "u16": KIND_U16,
+    "u32": KIND_U32,
+    "u64": KIND_U64,
+    "fp16": KIND_FP16,
+    "bf16": KIND_BF16,
+    "fp32": KIND_FP32,
+    "f32": KIND_FP32,
+    "fp64": KIND_FP64,
 }
 
 _CPP = {
-    "i1": "int8_t", "u1": "int8_t", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
-    "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t", "fp16": "uint16_t",
-    "bf16": "uint16_t", "fp32": "float", "f32": "float", "fp64": "double",
+    "i1": "int8_t",
+    "u1": "int8_t",
+    "i8": "int8_t",
+    "i16": "int16_t",
+    "i32": "int32_t",
+    "i64": "int64_t",
+    "u8": "uint8_t",
+    "u16": "uint16_t",
+    "u32": "uint32_t",
+    "u64": "uint64_t",
+    "fp16": "uint16_t",
+    "bf16": "uint16_t",
+    "fp32": "float",
+    "f32": "float",
+    "fp64": "double",
 }
 
 
@@ -55,8 +79,11 @@ def signature_of(src: Any) -> tuple[list[str], list[str]]:
     names: list[str] = []
     types: list[str] = []
     for i, (key, ty) in enumerate(sig.items()):
-        name = key if isinstance(key, str) else (arg_names[key] if isinstance(key, int) and key < len(arg_names)
-                                                  else f"arg{i}")
+        name = (
+            key
+            if isinstance(key, str)
+            else (arg_names[key] if isinstance(key, int) and key < len(arg_names) else f"arg{i}")
+        )
         if isinstance(ty, tuple):
             raise UnsupportedError("sdk", f"tuple kernel argument {name!r} (flatten it into separate arguments)")
         if (i,) in constants or name in constants:

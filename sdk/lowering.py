@@ -14,8 +14,10 @@ from .ir.core import Op
 
 Rule = Callable[..., Any]
 
-REPRO_HINT = ("set TRITON_SDK_DUMP_DIR=<dir> and rerun to dump every stage, then "
-              "`triton-sdk compile <dir>/<kernel>/01-sdkir.sdkir --backend {backend}`")
+REPRO_HINT = (
+    "set TRITON_SDK_DUMP_DIR=<dir> and rerun to dump every stage, then "
+    "`triton-sdk compile <dir>/<kernel>/01-sdkir.sdkir --backend {backend}`"
+)
 
 
 def op_dtype(op: Op) -> str:

@@ -99,10 +99,13 @@ def load_native(path: str) -> NativePlugin:
     if desc.api_version not in NATIVE_API_VERSIONS:
         raise NativePluginError(
             f"native plugin {path!r} was built for plugin ABI version {desc.api_version}; this SDK reads ABI "
-            f"version(s) {', '.join(map(str, NATIVE_API_VERSIONS))}")
+            f"version(s) {', '.join(map(str, NATIVE_API_VERSIONS))}"
+        )
     if desc.struct_size < _MIN_SIZE:
-        raise NativePluginError(f"native plugin {path!r}: struct_size {desc.struct_size} is smaller than the "
-                                f"{_MIN_SIZE} bytes ABI version 1 requires")
+        raise NativePluginError(
+            f"native plugin {path!r}: struct_size {desc.struct_size} is smaller than the "
+            f"{_MIN_SIZE} bytes ABI version 1 requires"
+        )
     name = (desc.name or b"").decode()
     version = (desc.version or b"").decode()
     if not name or not version:

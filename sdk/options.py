@@ -53,8 +53,10 @@ class Options:
         if self.num_stages < 0:
             raise OptionsError(f"num_stages must be >= 0, got {self.num_stages}")
         if self.default_dot_input_precision not in self.allowed_dot_input_precisions:
-            raise OptionsError(f"default_dot_input_precision {self.default_dot_input_precision!r} is not one of "
-                               f"{self.allowed_dot_input_precisions}")
+            raise OptionsError(
+                f"default_dot_input_precision {self.default_dot_input_precision!r} is not one of "
+                f"{self.allowed_dot_input_precisions}"
+            )
         bad = set(self.allowed_dot_input_precisions) - set(_DOT_PRECISIONS)
         if bad:
             raise OptionsError(f"unknown dot input precisions {sorted(bad)}; known: {_DOT_PRECISIONS}")

@@ -74,8 +74,11 @@ def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
             if not cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
                 raise TypeError(f"pass {name!r}: options must be a frozen dataclass (they are part of the cache key)")
             if not issubclass(cls, IRPass):
-                cls = type(cls.__name__, (cls, IRPass), {"__module__": cls.__module__,
-                                                         "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+                cls = type(
+                    cls.__name__,
+                    (cls, IRPass),
+                    {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__},
+                )
             cls.name = name
             dataclass_init = cls.__init__
 
@@ -89,8 +92,7 @@ def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
         if not callable(obj):
             raise TypeError(f"@ir_pass applies to a class or a function, not {obj!r}")
         opts_cls = options
-        if opts_cls is not None and not (dataclasses.is_dataclass(opts_cls)
-                                         and opts_cls.__dataclass_params__.frozen):  # type: ignore[attr-defined]
+        if opts_cls is not None and not (dataclasses.is_dataclass(opts_cls) and opts_cls.__dataclass_params__.frozen):  # type: ignore[attr-defined]
             raise TypeError(f"pass {name!r}: options must be a frozen dataclass, got {opts_cls!r}")
         fn = obj
 
@@ -155,8 +157,7 @@ def check_options(pass_name: str, opts: Any) -> None:
             continue
         if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed and int in allowed):
             want = " | ".join(a.__name__ for a in allowed)
-            raise TypeError(f"pass {pass_name!r}: option {f.name} must be {want}, got {type(value).__name__} "
-                            f"{value!r}")
+            raise TypeError(f"pass {pass_name!r}: option {f.name} must be {want}, got {type(value).__name__} {value!r}")
 
 
 @dataclass(frozen=True)
@@ -224,8 +225,10 @@ def inject(point: str, item: Hook | IRPass | TritonPass, backends: tuple[str, ..
         raise ValueError(f"injection point {point!r} must be before:|after:<stage> or before-pass:|after-pass:<pass>")
     if isinstance(item, TritonPass):
         if not (kind.endswith("-pass") and anchor.startswith(TTIR_PREFIX)):
-            raise TypeError(f"a Triton C++ pass runs in the TTIR stage: inject it at before-pass:|after-pass:"
-                            f"{TTIR_PREFIX}<pass>, not at {point!r}")
+            raise TypeError(
+                f"a Triton C++ pass runs in the TTIR stage: inject it at before-pass:|after-pass:"
+                f"{TTIR_PREFIX}<pass>, not at {point!r}"
+            )
     elif kind.endswith("-pass") and not isinstance(item, IRPass):
         raise TypeError(f"only an IRPass or a TritonPass can be injected at {point!r}, got {item!r}")
     elif anchor.startswith(TTIR_PREFIX) and kind.endswith("-pass"):
@@ -340,8 +343,13 @@ class Pipeline:
     def replace(self, name: str, fn: StageFn) -> None:
         self.stages[self._index(name)] = Stage(name, fn)
 
-    def install(self, stages: dict, injections: list[Injection], run_ir_pass: Callable[[IRPass, Any, dict], Any],
-                dump_dir: str | None) -> None:
+    def install(
+        self,
+        stages: dict,
+        injections: list[Injection],
+        run_ir_pass: Callable[[IRPass, Any, dict], Any],
+        dump_dir: str | None,
+    ) -> None:
         """Fill Triton's `stages` dict, wrapping each stage with its injection points and the stage dump."""
         known = set(self.names())
         for inj in injections:
@@ -352,8 +360,13 @@ class Pipeline:
             stages[stage.name] = _wrap(index, stage, injections, run_ir_pass, dump_dir)
 
 
-def _wrap(index: int, stage: Stage, injections: list[Injection], run_ir_pass: Callable[[IRPass, Any, dict], Any],
-          dump_dir: str | None) -> StageFn:
+def _wrap(
+    index: int,
+    stage: Stage,
+    injections: list[Injection],
+    run_ir_pass: Callable[[IRPass, Any, dict], Any],
+    dump_dir: str | None,
+) -> StageFn:
     before = _at(injections, f"before:{stage.name}")
     after = _at(injections, f"after:{stage.name}")
 

@@ -42,8 +42,10 @@ def check_api(kind: str, name: str, version: str, api: tuple[int, int]) -> None:
     lo, hi = api
     if not lo <= API_VERSION <= hi:
         span = f"{lo}" if lo == hi else f"{lo}..{hi}"
-        raise PluginError(f"{kind} {name!r} {version} supports SDK API version {span}, but triton-backend-sdk "
-                          f"{__version__} provides API version {API_VERSION}")
+        raise PluginError(
+            f"{kind} {name!r} {version} supports SDK API version {span}, but triton-backend-sdk "
+            f"{__version__} provides API version {API_VERSION}"
+        )
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,10 @@ def _activate(plugin: Plugin, source: str) -> Active:
     check_api("plugin", plugin.name, plugin.version, plugin.api)
     if plugin.name in _ACTIVE:
         other = _ACTIVE[plugin.name]
-        raise PluginError(f"plugin {plugin.name!r} {plugin.version} ({source}) is already active as version "
-                          f"{other.plugin.version} ({other.source}); deactivate it first")
+        raise PluginError(
+            f"plugin {plugin.name!r} {plugin.version} ({source}) is already active as version "
+            f"{other.plugin.version} ({other.source}); deactivate it first"
+        )
     from .native import load_native
 
     natives = [load_native(p) for p in plugin.native]
@@ -214,8 +218,7 @@ def load_entry_point(ep: metadata.EntryPoint) -> Plugin:
         raise PluginError(f"plugin entry point {ep.name} = {ep.value} failed to import: {e!r}") from e
     plugin = obj() if callable(obj) and not isinstance(obj, Plugin) else obj
     if not isinstance(plugin, Plugin):
-        raise PluginError(f"plugin entry point {ep.name} = {ep.value} gave {plugin!r}, not a triton_backend_sdk "
-                          f"Plugin")
+        raise PluginError(f"plugin entry point {ep.name} = {ep.value} gave {plugin!r}, not a triton_backend_sdk Plugin")
     return plugin
 
 
@@ -260,6 +263,7 @@ def triton_pass_adder(library: str | None, pass_name: str) -> Callable[..., None
 
 
 # ---- cache identity ----------------------------------------------------------------------------------------------
+
 
 def invalidate() -> None:
     """The registry changed: recompute identities, and drop Triton's in-memory kernel caches (see module doc)."""
@@ -341,12 +345,18 @@ def include_dir() -> str:
 
 # ---- listing -----------------------------------------------------------------------------------------------------
 
+
 def describe_all() -> list[dict[str, Any]]:
     """Backends and plugins with versions, API ranges and origins (what `triton-sdk plugins` prints)."""
     rows: list[dict[str, Any]] = []
     for ep in sorted(metadata.entry_points().select(group="triton.backends"), key=lambda e: e.name):
-        row = {"kind": "backend", "name": ep.name, "source": describe_source(ep),
-               "version": ep.dist.version if ep.dist else "?", "api": "?"}
+        row = {
+            "kind": "backend",
+            "name": ep.name,
+            "source": describe_source(ep),
+            "version": ep.dist.version if ep.dist else "?",
+            "api": "?",
+        }
         try:
             from triton.backends import backends
 
@@ -362,15 +372,26 @@ def describe_all() -> list[dict[str, Any]]:
         row = {"kind": "plugin", "name": ep.name, "source": describe_source(ep), "version": "?", "api": "?"}
         try:
             p = load_entry_point(ep)
-            row.update(version=p.version, api=f"{p.api[0]}-{p.api[1]}", passes=[pt for pt, _ in p.passes],
-                       ops=[getattr(getattr(o, "op", o), "name", str(o)) for o in p.ops], native=list(p.native))
+            row.update(
+                version=p.version,
+                api=f"{p.api[0]}-{p.api[1]}",
+                passes=[pt for pt, _ in p.passes],
+                ops=[getattr(getattr(o, "op", o), "name", str(o)) for o in p.ops],
+                native=list(p.native),
+            )
             check_api("plugin", p.name, p.version, p.api)
         except PluginError as e:
             row["error"] = str(e)
         rows.append(row)
     for path in triton_plugin_paths():
-        row = {"kind": "triton-plugin", "name": os.path.basename(path), "source": "TRITON_PLUGIN_PATHS",
-               "version": "-", "api": "Triton plugin API", "path": path}
+        row = {
+            "kind": "triton-plugin",
+            "name": os.path.basename(path),
+            "source": "TRITON_PLUGIN_PATHS",
+            "version": "-",
+            "api": "Triton plugin API",
+            "path": path,
+        }
         try:
             row["passes"] = [f"{TTIR_END} {p}" for p in triton_library_passes(path)]
         except PluginError as e:

@@ -65,8 +65,9 @@ def test_cuda_live_without_a_gpu_fails_loudly(backend):
 
 def test_cli_reports(backend, tmp_path, capsys):
     j, x = tmp_path / "r.json", tmp_path / "r.xml"
-    rc = cli.main(["conformance", "--backend", backend, "-k", "binary_sub int32", "--quiet", "--json", str(j),
-                   "--junit", str(x)])
+    rc = cli.main(
+        ["conformance", "--backend", backend, "-k", "binary_sub int32", "--quiet", "--json", str(j), "--junit", str(x)]
+    )
     out = capsys.readouterr().out.strip().splitlines()
     assert rc == 0
     data = json.loads(j.read_text())

@@ -13,7 +13,9 @@ from triton_backend_sdk.errors import LoweringError
 
 def test_entry_abi():
     ir = lower("", args="%x: !tt.ptr<f32>, %n: i32, %f: f16, %b: i1")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         define internal void @"k.program"(ptr %".1", i32 %".2", half %".3", i1 %".4", i32 %".5", i32 %".6"
         define void @"k"(ptr %".1", i32 %".2", i32 %".3", i32 %".4", i64 %".5", i64 %".6")
         load ptr, ptr
@@ -25,7 +27,8 @@ def test_entry_abi():
         urem i64
         udiv i64
         call void @"k.program"
-    """)
+    """,
+    )
 
 
 def test_elementwise_chain_is_one_loop():
@@ -38,7 +41,9 @@ def test_elementwise_chain_is_one_loop():
     %m = arith.mulf %v, %c : tensor<64xf32>
     %a = arith.addf %m, %v : tensor<64xf32>
     tt.store %q, %a : tensor<64x!tt.ptr<f32>>""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         alloca [64 x float]
         getelementptr float, ptr
         load float, ptr
@@ -47,7 +52,8 @@ def test_elementwise_chain_is_one_loop():
         fmul float
         fadd float
         store float
-    """)
+    """,
+    )
     assert ir.count("fmul") == 1 and ir.count("fadd") == 1
 
 
@@ -61,7 +67,9 @@ def test_masked_load_branches_around_the_access():
     %o = arith.constant dense<0xFF800000> : tensor<16xf32>
     %v = tt.load %q, %mask, %o : tensor<16x!tt.ptr<f32>>
     tt.store %q, %v, %mask : tensor<16x!tt.ptr<f32>>""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         icmp slt i32
         br i1
         load float
@@ -69,7 +77,8 @@ def test_masked_load_branches_around_the_access():
         icmp slt i32
         br i1
         store float
-    """)
+    """,
+    )
     assert ir.count('label %"loop"') == 2, "the load is read in the store's loop (one loop, no buffer)"
 
 
@@ -77,26 +86,33 @@ def test_integer_division_is_guarded():
     ir = lower("""
     %a = arith.divsi %n, %n : i32
     %b = arith.remui %a, %n : i32""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         icmp eq i32
         icmp eq i32 %".2", -1
         select i1
         sdiv i32
         select i1
         urem i32
-    """)
+    """,
+    )
 
 
-@pytest.mark.parametrize("op,intrinsic", [("maxnumf", "llvm.maxnum.f32"), ("maximumf", "llvm.maximum.f32"),
-                                          ("minnumf", "llvm.minnum.f32")])
+@pytest.mark.parametrize(
+    "op,intrinsic", [("maxnumf", "llvm.maxnum.f32"), ("maximumf", "llvm.maximum.f32"), ("minnumf", "llvm.minnum.f32")]
+)
 def test_float_min_max(op, intrinsic):
     ir = lower(f"""
     %f = arith.sitofp %n : i32 to f32
     %m = arith.{op} %f, %f : f32""")
-    check_lines(ir, f"""
+    check_lines(
+        ir,
+        f"""
         sitofp i32
         call float @"{intrinsic}"(float
-    """)
+    """,
+    )
 
 
 def test_math_and_casts():
@@ -106,7 +122,9 @@ def test_math_and_casts():
     %e = math.exp %f : f32
     %h = arith.truncf %e : f32 to f16
     %i = arith.fptosi %h : f16 to i32""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         call float @"llvm.maxnum.f32"
         call float @"llvm.roundeven.f32"
         call float @"llvm.fma.f32"
@@ -115,7 +133,8 @@ def test_math_and_casts():
         fcmp uno float
         fptrunc float
         call i32 @"llvm.fptosi.sat.i32.f16"
-    """)
+    """,
+    )
 
 
 def test_reduce_keeps_lanes_and_folds_them():
@@ -127,12 +146,15 @@ def test_reduce_keeps_lanes_and_folds_them():
       tt.reduce.return %c : i32
     }) : (tensor<64xi32>) -> i32
     %p = tt.addptr %x, %s : !tt.ptr<f32>, i32""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         alloca [16 x i32]
         store i32
         add i32
         add i32
-    """)
+    """,
+    )
 
 
 def test_scf_for_carries_a_tensor_in_a_buffer():
@@ -144,13 +166,16 @@ def test_scf_for_carries_a_tensor_in_a_buffer():
       %b = arith.addf %a, %a : tensor<8xf32>
       scf.yield %b : tensor<8xf32>
     }""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         alloca [8 x float]
         icmp slt i32
         phi i32
         fadd float
         add i32
-    """)
+    """,
+    )
 
 
 def test_missing_rule_error():

@@ -18,15 +18,21 @@ RANGE16 = """
 
 @pytest.mark.parametrize("op,llvm", [("fadd", "atomicrmw fadd ptr"), ("exch", "atomicrmw xchg ptr")])
 def test_atomic_rmw_is_one_atomicrmw_per_masked_element(op, llvm):
-    ir = lower(RANGE16 + f"""
+    ir = lower(
+        RANGE16
+        + f"""
     %s = tt.splat %n : i32 -> tensor<16xi32>
     %m = arith.cmpi slt, %r, %s : tensor<16xi32>
-    %o = tt.atomic_rmw {op}, acq_rel, gpu, %q, %v, %m : (tensor<16x!tt.ptr<f32>>, tensor<16xf32>, tensor<16xi1>) -> tensor<16xf32>""")
-    check_lines(ir, f"""
+    %o = tt.atomic_rmw {op}, acq_rel, gpu, %q, %v, %m : (tensor<16x!tt.ptr<f32>>, tensor<16xf32>, tensor<16xi1>) -> tensor<16xf32>"""
+    )
+    check_lines(
+        ir,
+        f"""
         br i1
         {llvm}
         phi float
-    """)
+    """,
+    )
     assert all(line.rstrip().endswith("acq_rel") for line in ir.splitlines() if "atomicrmw" in line)
 
 
@@ -45,36 +51,48 @@ def test_atomic_cas_on_floats_compares_bits():
     %a = arith.constant 0.000000e+00 : f32
     %b = arith.constant 1.000000e+00 : f32
     %o = tt.atomic_cas acq_rel, gpu, %x, %a, %b : (!tt.ptr<f32>, f32, f32) -> f32""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         bitcast float 0x0 to i32
         bitcast float 0x3ff0000000000000 to i32
         cmpxchg ptr
         extractvalue {i32, i1}
         bitcast i32
-    """)
+    """,
+    )
     assert next(line for line in ir.splitlines() if "cmpxchg" in line).rstrip().endswith("acq_rel acquire")
 
 
 def test_fp8_widening_reads_a_table_and_narrowing_rounds_even():
-    ir = lower(RANGE16 + """
+    ir = lower(
+        RANGE16
+        + """
     %f = tt.fp_to_fp %v, rounding = rtne : tensor<16xf32> -> tensor<16xf8E4M3FN>
     %g = tt.fp_to_fp %f : tensor<16xf8E4M3FN> -> tensor<16xf32>
-    tt.store %q, %g : tensor<16x!tt.ptr<f32>>""")
+    tt.store %q, %g : tensor<16x!tt.ptr<f32>>"""
+    )
     assert "fp8.decode.e4m3b7" in ir
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         fcmp uno float
         call float @"llvm.minnum.f32"
         call float @"llvm.roundeven.f32"
         fptoui float
         getelementptr float, ptr @"fp8.decode.e4m3b7"
-    """)
+    """,
+    )
 
 
 def test_fp8_rtz_truncates():
-    ir = lower(RANGE16 + """
+    ir = lower(
+        RANGE16
+        + """
     %f = tt.fp_to_fp %v, rounding = rtz : tensor<16xf32> -> tensor<16xf8E5M2>
     %g = tt.fp_to_fp %f : tensor<16xf8E5M2> -> tensor<16xf32>
-    tt.store %q, %g : tensor<16x!tt.ptr<f32>>""")
+    tt.store %q, %g : tensor<16x!tt.ptr<f32>>"""
+    )
     check_lines(ir, """call float @"llvm.trunc.f32\"""")
 
 
@@ -82,43 +100,61 @@ def test_f64_to_f16_rounds_to_odd_first():
     ir = lower("""
     %d = arith.sitofp %n : i32 to f64
     %h = arith.truncf %d : f64 to f16""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         fptrunc double
         fpext float
         or i32
         fptrunc float
-    """)
+    """,
+    )
     assert "fptrunc double" in ir and "to half" not in ir.split("fptrunc double")[1].splitlines()[0]
 
 
 def test_libdevice_maps_to_libm_and_intrinsics():
-    ir = lower(RANGE16 + """
+    ir = lower(
+        RANGE16
+        + """
     %t = tt.extern_elementwise %v {libname = "", libpath = "", pure = true, symbol = "__nv_tanhf"} : (tensor<16xf32>) -> tensor<16xf32>
     %i = tt.extern_elementwise %t {libname = "", libpath = "", pure = true, symbol = "__nv_isnanf"} : (tensor<16xf32>) -> tensor<16xi32>
     %c = tt.extern_elementwise %i {libname = "", libpath = "", pure = true, symbol = "__nv_popc"} : (tensor<16xi32>) -> tensor<16xi32>
     %f = arith.sitofp %c : tensor<16xi32> to tensor<16xf32>
-    tt.store %q, %f : tensor<16x!tt.ptr<f32>>""")
-    check_lines(ir, """
+    tt.store %q, %f : tensor<16x!tt.ptr<f32>>"""
+    )
+    check_lines(
+        ir,
+        """
         call float @"tanhf"(float
         fcmp uno float
         zext i1
         call i32 @"llvm.ctpop.i32"
-    """)
+    """,
+    )
 
 
 def test_non_libdevice_symbol_is_declared_as_c_function():
-    ir = lower(RANGE16 + """
+    ir = lower(
+        RANGE16
+        + """
     %t = tt.extern_elementwise %v {libname = "", libpath = "", pure = true, symbol = "vendor_gelu"} : (tensor<16xf32>) -> tensor<16xf32>
-    tt.store %q, %t : tensor<16x!tt.ptr<f32>>""")
-    check_lines(ir, """
+    tt.store %q, %t : tensor<16x!tt.ptr<f32>>"""
+    )
+    check_lines(
+        ir,
+        """
         declare float @"vendor_gelu"(float
-    """)
+    """,
+    )
 
 
 def test_unknown_libdevice_name_is_refused():
     with pytest.raises(UnsupportedError, match="__nv_fadd_rd"):
-        lower(RANGE16 + """
-    %t = tt.extern_elementwise %v, %v {libname = "", libpath = "", pure = true, symbol = "__nv_fadd_rd"} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>""")
+        lower(
+            RANGE16
+            + """
+    %t = tt.extern_elementwise %v, %v {libname = "", libpath = "", pure = true, symbol = "__nv_fadd_rd"} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>"""
+        )
 
 
 def test_gather_and_histogram():
@@ -132,23 +168,32 @@ def test_gather_and_histogram():
       tt.reduce.return %c : i32
     }) : (tensor<8xi32>) -> i32
     %p = tt.addptr %x, %s : !tt.ptr<f32>, i32""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         alloca [16 x i32]
         alloca [8 x i32]
         icmp ult i64
         add i32
-    """)
+    """,
+    )
 
 
 def test_print_formats_each_element_with_snprintf_and_one_write():
-    ir = lower(RANGE16 + """
-    tt.print " v: " {hex = false, isSigned = array<i32: 1>} : %v : tensor<16xf32>""")
+    ir = lower(
+        RANGE16
+        + """
+    tt.print " v: " {hex = false, isSigned = array<i32: 1>} : %v : tensor<16xf32>"""
+    )
     assert 'c"pid (%d, %d, %d) idx (%lld) v: %f\\0a\\00"' in ir
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         fpext float
         call i32 (ptr, i64, ptr, ...) @"snprintf"
         call i64 @"write"(i32 1
-    """)
+    """,
+    )
 
 
 def test_assert_records_first_failure_and_returns():
@@ -157,7 +202,9 @@ def test_assert_records_first_failure_and_returns():
     %ok = arith.cmpi sgt, %n, %c0 : i32
     tt.assert %ok, "n must be positive" : i1""")
     assert '"tbs.assert.state"' in ir and 'c"n must be positive\\00"' in ir
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         br i1
         getelementptr {i32, i32, i32, i32, ptr, ptr}, ptr @"tbs.assert.state", i32 0, i32 0
         i32 0, i32 1 acq_rel acquire
@@ -166,7 +213,8 @@ def test_assert_records_first_failure_and_returns():
         icmp eq i64
         store ptr @"tbs.assert.state"
         load atomic i32, ptr @"tbs.assert.state" monotonic
-    """)
+    """,
+    )
 
 
 def test_early_return_branches_between_blocks():
@@ -180,7 +228,9 @@ def test_early_return_branches_between_blocks():
     %p = tt.addptr %x, %n : !tt.ptr<f32>, i32
     %z = arith.constant 1.000000e+00 : f32
     tt.store %p, %z : !tt.ptr<f32>""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         icmp sgt i32
         br i1
         bb:
@@ -193,7 +243,8 @@ def test_early_return_branches_between_blocks():
         br label %"bb"
         br.false:
         br label %"bb.1"
-    """)
+    """,
+    )
 
 
 def test_barrier_emits_nothing():
@@ -208,7 +259,9 @@ def test_ceil_and_floor_division_step_the_truncating_quotient():
     %b = arith.floordivsi %a, %c : i32
     %u = arith.ceildivui %b, %c : i32
     %p = tt.addptr %x, %u : !tt.ptr<f32>, i32""")
-    check_lines(ir, """
+    check_lines(
+        ir,
+        """
         sdiv i32
         srem i32
         icmp slt i32
@@ -219,7 +272,8 @@ def test_ceil_and_floor_division_step_the_truncating_quotient():
         udiv i32
         urem i32
         add i32
-    """)
+    """,
+    )
 
 
 def test_dot_scaled_upcasts_fp4_and_scales_then_accumulates_in_f32():

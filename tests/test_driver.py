@@ -33,8 +33,10 @@ def test_explicit_selection():
 
 def test_importing_backends_pulls_in_no_heavy_modules():
     """Triton imports our compiler/driver modules during `import triton`: they must not load llvmlite or torch."""
-    out = _run("import sys, triton; from triton.backends import backends; assert 'cpu_ref' in backends; "
-               "print(sorted(m for m in ('llvmlite', 'torch', 'pyopencl') if m in sys.modules))")
+    out = _run(
+        "import sys, triton; from triton.backends import backends; assert 'cpu_ref' in backends; "
+        "print(sorted(m for m in ('llvmlite', 'torch', 'pyopencl') if m in sys.modules))"
+    )
     assert out.strip() == "[]"
 
 
@@ -93,8 +95,9 @@ def test_do_bench_times_a_kernel(backend):
     torch.testing.assert_close(out, x + y)
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=1), triton.Config({"BLOCK": 512}, num_warps=4)],
-                 key=["n"])
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 128}, num_warps=1), triton.Config({"BLOCK": 512}, num_warps=4)], key=["n"]
+)
 @triton.jit
 def tuned_scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -37,8 +37,11 @@ def test_missing_rule_names_op_dtype_and_kernel_line(backend):
 
 
 def _compiled_add(backend: str):
-    src = ASTSource(add_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                           "BLOCK": "constexpr"}, constexprs={"BLOCK": 64})
+    src = ASTSource(
+        add_kernel,
+        signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        constexprs={"BLOCK": 64},
+    )
     return triton.compile(src, target=triton_backend_sdk.target(backend))
 
 

@@ -52,16 +52,22 @@ def acme_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
     python = str(env_dir / "bin" / "python")
-    r = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-build-isolation",
-                        str(src)], capture_output=True, text=True, timeout=600, check=False)
+    r = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-build-isolation", str(src)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert r.returncode == 0, f"pip install of the example failed:\n{r.stdout}\n{r.stderr}"
     return python
 
 
 def _run(python: str, *args: str, **env: str) -> subprocess.CompletedProcess:
     e = dict(os.environ, **env)
-    return subprocess.run([python, *args], env=e, capture_output=True, text=True, timeout=600, check=False,
-                          cwd=os.path.dirname(python))
+    return subprocess.run(
+        [python, *args], env=e, capture_output=True, text=True, timeout=600, check=False, cwd=os.path.dirname(python)
+    )
 
 
 def test_example_is_under_200_lines():
@@ -86,14 +92,20 @@ def test_acme_is_listed_with_versions_and_origin(acme_python):
     r = _run(acme_python, "-m", "triton_backend_sdk.cli", "plugins")
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     lines = r.stdout.splitlines()
-    assert any(ln.split()[:3] == ["backend", "acme", "0.1.0"] and "api 1-1" in ln and "acme-triton-backend 0.1.0" in ln
-               for ln in lines), r.stdout
+    assert any(
+        ln.split()[:3] == ["backend", "acme", "0.1.0"] and "api 1-1" in ln and "acme-triton-backend 0.1.0" in ln
+        for ln in lines
+    ), r.stdout
     assert any(ln.split()[:3] == ["plugin", "acme_math", "0.1.0"] and "api 1-1" in ln for ln in lines), r.stdout
 
 
 def test_acme_does_not_change_the_default_driver(acme_python):
-    r = _run(acme_python, "-c", "import triton; print(type(triton.runtime.driver.active).__name__)",
-             TRITON_DEFAULT_BACKEND="")
+    r = _run(
+        acme_python,
+        "-c",
+        "import triton; print(type(triton.runtime.driver.active).__name__)",
+        TRITON_DEFAULT_BACKEND="",
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.strip() == "CPURefDriver"
 
@@ -104,8 +116,20 @@ if sys.platform != "linux":  # the venv layout above is POSIX's
 
 def test_conformance_runner_runs_the_vendor_backend_unchanged(acme_python, tmp_path):
     """Issue 6: a vendor's backend goes through `triton-sdk conformance` as it is (a slice of the suite here)."""
-    r = _run(acme_python, "-m", "triton_backend_sdk.cli", "conformance", "--backend", "acme", "--reference",
-             "cuda-golden", "-k", "float32", "--quiet", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    r = _run(
+        acme_python,
+        "-m",
+        "triton_backend_sdk.cli",
+        "conformance",
+        "--backend",
+        "acme",
+        "--reference",
+        "cuda-golden",
+        "-k",
+        "float32",
+        "--quiet",
+        TRITON_CACHE_DIR=str(tmp_path / "cache"),
+    )
     lines = r.stdout.strip().splitlines()
     assert lines[0].startswith("conformance: backend acme, reference cuda-golden"), r.stdout[-3000:] + r.stderr
     passed, failed = int(lines[-1].split()[0]), int(lines[-1].split()[2])

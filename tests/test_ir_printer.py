@@ -51,7 +51,7 @@ def strip_locations(text: str) -> str:
                     if depth == 0:
                         break
                 j += 1
-            ln = ln[:i] + ln[j + 1:]
+            ln = ln[:i] + ln[j + 1 :]
         out.append(ln.rstrip())
     return "\n".join(out).strip() + "\n"
 
@@ -71,10 +71,20 @@ def structure(m: Module) -> list[tuple]:
         for r in op.regions:
             for b in r.blocks:
                 blocks.append(tuple((vid(a), str(a.type), a.loc) for a in b.args))
-        rows.append((op.op_name, type(op).__name__, tuple(str(r.type) for r in op.results), op.loc,
-                     tuple(sorted((k, format_attribute(a) if not isinstance(a, O.EnumAttr) else a)
-                                  for k, a in op.attrs.items())),
-                     tuple(blocks)))
+        rows.append(
+            (
+                op.op_name,
+                type(op).__name__,
+                tuple(str(r.type) for r in op.results),
+                op.loc,
+                tuple(
+                    sorted(
+                        (k, format_attribute(a) if not isinstance(a, O.EnumAttr) else a) for k, a in op.attrs.items()
+                    )
+                ),
+                tuple(blocks),
+            )
+        )
     for op in m.walk():  # operands may refer to values defined later in text (cf blocks): number them all first
         rows.append(tuple(vid(v) for v in op.operands))
     return rows
@@ -164,7 +174,9 @@ def test_small_kernel_prints_as_expected() -> None:
     assert m.attrs["ttg.num-warps"] == IntegerAttr(4, i32)
     (scf_if,) = [op for op in m.walk() if isinstance(op, O.If)]
     assert isinstance(scf_if.then_block.ops[-1], O.Yield)  # implicit, and not printed back
-    assert print_module(m) == """module attributes {"ttg.num-warps" = 4 : i32} {
+    assert (
+        print_module(m)
+        == """module attributes {"ttg.num-warps" = 4 : i32} {
   tt.func public @k(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"("k.py":1:0)), %n: i32 loc("n"("k.py":1:0))) attributes {noinline = false} {
     %cst = arith.constant dense<0xFF800000> : tensor<4xf32> loc("k.py":3:7)
     %offs = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32> loc("offs"("k.py":3:7))
@@ -181,6 +193,7 @@ def test_small_kernel_prints_as_expected() -> None:
   } loc("k.py":1:0)
 } loc("k.py":1:0)
 """
+    )
 
 
 def test_hand_built_ir_gets_numbered_names() -> None:
@@ -195,9 +208,10 @@ def test_hand_built_ir_gets_numbered_names() -> None:
     combine.append(O.ReduceReturn([mx.result]))
     odd = body.append(UnknownOp("my.op", [s.result, red.result], [i1], {"k": StringAttr("v")}))
     body.append(O.Return([odd.result]))
-    fn = O.Func(attrs={"sym_name": StringAttr("f"), "function_type": TypeAttr(FunctionType((i32, body.args[1].type),
-                                                                                           (i1,)))},
-                regions=[Region([body])])
+    fn = O.Func(
+        attrs={"sym_name": StringAttr("f"), "function_type": TypeAttr(FunctionType((i32, body.args[1].type), (i1,)))},
+        regions=[Region([body])],
+    )
     m = Module([fn])
     verify(m)
     expected = """module {
@@ -257,19 +271,22 @@ def test_multi_result_naming() -> None:
     assert print_module(parse_ttir(text)) == text
 
 
-@pytest.mark.parametrize(("value", "type_", "text"), [
-    (0.1, f32, "1.000000e-01"),
-    (1.5, f64, "1.500000e+00"),
-    (0.3333333432674408, f32, "3.3333334e-01"),  # 1/3 as an f32
-    (1 / 3, f64, "3.333333333333333e-01"),
-    (-math.inf, f32, "0xFF800000"),
-    (math.inf, f64, "0x7FF0000000000000"),
-    (math.nan, f32, "0x7FC00000"),
-    (math.nan, f16, "0x7E00"),
-    (-math.inf, bf16, "0xFF80"),
-    (-0.0, f32, "-0.000000e+00"),
-    (65504.0, f16, "6.550400e+04"),
-])
+@pytest.mark.parametrize(
+    ("value", "type_", "text"),
+    [
+        (0.1, f32, "1.000000e-01"),
+        (1.5, f64, "1.500000e+00"),
+        (0.3333333432674408, f32, "3.3333334e-01"),  # 1/3 as an f32
+        (1 / 3, f64, "3.333333333333333e-01"),
+        (-math.inf, f32, "0xFF800000"),
+        (math.inf, f64, "0x7FF0000000000000"),
+        (math.nan, f32, "0x7FC00000"),
+        (math.nan, f16, "0x7E00"),
+        (-math.inf, bf16, "0xFF80"),
+        (-0.0, f32, "-0.000000e+00"),
+        (65504.0, f16, "6.550400e+04"),
+    ],
+)
 def test_float_spelling(value: float, type_: object, text: str) -> None:
     assert format_float(value, type_) == text  # type: ignore[arg-type]
     constant = f"module {{\n  tt.func @k() {{\n    %c = arith.constant {text} : {type_}\n    tt.return\n  }}\n}}\n"

@@ -89,13 +89,44 @@ def line_of(fn: object, snippet: str) -> int:
 def test_corpus_is_varied() -> None:
     assert len(CORPUS) >= 16
     seen = {op.op_name for name in NAMES for op in module_of(name).walk()}
-    for needed in ["tt.reduce", "tt.scan", "tt.dot", "tt.atomic_rmw", "tt.atomic_cas", "tt.cat", "tt.join",
-                   "tt.split", "tt.trans", "tt.reshape", "tt.gather", "tt.histogram", "tt.fp_to_fp",
-                   "tt.extern_elementwise", "tt.print", "tt.assert", "tt.call", "tt.make_tensor_descriptor",
-                   "tt.descriptor_load", "tt.descriptor_store", "tt.get_num_programs", "tt.clampf", "tt.mulhiui",
-                   "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.elementwise_inline_asm", "tt.precise_sqrt",
-                   "tt.precise_divf", "scf.for", "scf.if", "scf.while", "scf.condition", "arith.select",
-                   "arith.cmpf", "math.fma"]:
+    for needed in [
+        "tt.reduce",
+        "tt.scan",
+        "tt.dot",
+        "tt.atomic_rmw",
+        "tt.atomic_cas",
+        "tt.cat",
+        "tt.join",
+        "tt.split",
+        "tt.trans",
+        "tt.reshape",
+        "tt.gather",
+        "tt.histogram",
+        "tt.fp_to_fp",
+        "tt.extern_elementwise",
+        "tt.print",
+        "tt.assert",
+        "tt.call",
+        "tt.make_tensor_descriptor",
+        "tt.descriptor_load",
+        "tt.descriptor_store",
+        "tt.get_num_programs",
+        "tt.clampf",
+        "tt.mulhiui",
+        "tt.bitcast",
+        "tt.int_to_ptr",
+        "tt.ptr_to_int",
+        "tt.elementwise_inline_asm",
+        "tt.precise_sqrt",
+        "tt.precise_divf",
+        "scf.for",
+        "scf.if",
+        "scf.while",
+        "scf.condition",
+        "arith.select",
+        "arith.cmpf",
+        "math.fma",
+    ]:
         assert needed in seen, needed
     assert len(seen) >= 77
 
@@ -217,7 +248,8 @@ def test_loads_stores_and_cache_policies() -> None:
     assert all(ld.result.type == TensorType((64,), f32) for ld in loads)
     if TRITON_39:
         assert loads[1].attrs["cachePolicy"] == OpaqueAttr(
-            "#tt.cache_policy<cache_modifier = cg, eviction_policy = evict_last>")
+            "#tt.cache_policy<cache_modifier = cg, eviction_policy = evict_last>"
+        )
     else:  # 3.7: `cacheModifier = cg evictionPolicy = evict_last`
         assert loads[1].attrs["cache"] == EnumAttr(CacheModifier.CG)
     assert (loads[1].cache_modifier, loads[1].eviction_policy) == (CacheModifier.CG, EvictionPolicy.EVICT_LAST)
@@ -250,9 +282,15 @@ def test_dot_fp_to_fp_clampf_and_friends() -> None:
     assert str(dot16.operands[0].type) == "tensor<32x16xf16>" and str(dot16.result.type) == "tensor<32x32xf32>"
     casts = ops_named(module_of("fp8_casts"), "tt.fp_to_fp")
     assert [c.attrs.get("rounding") for c in casts] == [EnumAttr(RoundingMode.RTNE)] * 2 + [
-        EnumAttr(RoundingMode.RTZ), None]
+        EnumAttr(RoundingMode.RTZ),
+        None,
+    ]
     assert [str(c.result.type) for c in casts] == [
-        "tensor<32xf8E5M2>", "tensor<32xf8E4M3FN>", "tensor<32xf16>", "tensor<32xf16>"]
+        "tensor<32xf8E5M2>",
+        "tensor<32xf8E4M3FN>",
+        "tensor<32xf16>",
+        "tensor<32xf16>",
+    ]
     m = module_of("where_clamp_bits")
     assert [c.propagate_nan for c in ops_named(m, "tt.clampf")] == [PropagateNan.NONE, PropagateNan.ALL]
     (asm,) = ops_named(m, "tt.elementwise_inline_asm")
@@ -283,8 +321,10 @@ def test_tensor_descriptors() -> None:
     assert str(descs[2].result.type) == "!tt.tensordesc<32x32xui32>"
     assert descs[0].base.name == "a_ptr" and [v.name for v in descs[0].shape] == ["M", "N"]
     stores = ops_named(m, "tt.descriptor_store")
-    assert all(s.desc.type == TensorDescType(s.src.type if s.src.type.elem == f32 else TensorType(
-        (32, 32), IntType(32, "u"))) for s in stores)
+    assert all(
+        s.desc.type == TensorDescType(s.src.type if s.src.type.elem == f32 else TensorType((32, 32), IntType(32, "u")))
+        for s in stores
+    )
     assert [len(s.indices) for s in stores] == [2, 2]
 
 
@@ -316,7 +356,10 @@ def test_locations_point_at_kernel_lines() -> None:
     loads = ops_named(m, "tt.load")
     loc = loads[0].loc
     assert loc is not None and (loc.file, loc.line, loc.name) == (
-        CORPUS_FILE, line_of(ttir_corpus.vector_add, "x = tl.load"), "x")
+        CORPUS_FILE,
+        line_of(ttir_corpus.vector_add, "x = tl.load"),
+        "x",
+    )
     assert loc.col == (9 if TRITON_39 else 16)  # 3.9 points at the assignment, 3.7 at the call
     (store,) = ops_named(m, "tt.store")
     assert store.loc is not None and store.loc.line == line_of(ttir_corpus.vector_add, "tl.store")
@@ -340,8 +383,13 @@ def test_location_forms() -> None:
     f = m.ops[0]
     adds = ops_named(m, "arith.addi")
     assert [op.loc for op in adds] == [
-        Location("k.py", 7, 3), Location("k.py", 8, 4), None, Location("k.py", 7, 3, "named"),
-        Location("k.py", 9, 2), None]
+        Location("k.py", 7, 3),
+        Location("k.py", 8, 4),
+        None,
+        Location("k.py", 7, 3, "named"),
+        Location("k.py", 9, 2),
+        None,
+    ]
     assert f.args[0].loc == Location("k.py", 7, 3, "x")
     assert f.body.ops[-1].loc is None  # tt.return without a location
 
@@ -410,7 +458,6 @@ def test_unstructured_control_flow_with_forward_references() -> None:
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Triton 3.7 spellings, unknown ops, errors
-
 
 
 def test_triton_37_spellings() -> None:
@@ -489,20 +536,38 @@ def test_fastmath_is_kept() -> None:
     assert cmp.attrs["fastmath"] == OpaqueAttr("#arith.fastmath<nnan>") and cmp.result.type == i1
 
 
-@pytest.mark.parametrize(("text", "line", "col", "words"), [
-    ("module {\n  tt.func @k() {\n    %0 = tt.splat %nope : i32 -> tensor<4xi32>\n    tt.return\n  }\n}\n",
-     3, 19, ["undefined value %nope"]),
-    ("module {\n  tt.func @k(%a: i32) {\n    %0 = arith.addi %a, %a : tensor<4xfoo>\n  }\n}\n",
-     3, 39, ["arith.addi", "unknown type 'foo'"]),
-    ("module {\n  tt.func @k(%a: i32) {\n    %0 = foo.bar %a weird stuff : i32\n  }\n}\n",
-     3, 21, ["foo.bar", "custom syntax", "weird stuff"]),
-    ("module {\n  tt.func @k(%a: i32) {\n    %0 = tt.load %a : i32 extra\n  }\n}\n",
-     3, 27, ["tt.load"]),
-    ("module {\n  tt.func @k(%a: i1) {\n    cf.br ^nowhere\n  }\n}\n", 3, 11, ["undefined block ^nowhere"]),
-    ("module {\n  tt.func @k(%a: i32) {\n    %0 = arith.cmpi bogus, %a, %a : i32\n  }\n}\n",
-     3, 21, ["arith.cmpi", "CmpIPredicate"]),
-    ("module {\n  tt.func @k(%a: i32) {\n    tt.return loc(#nope)\n  }\n}\n", 3, 19, ["#nope"]),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "col", "words"),
+    [
+        (
+            "module {\n  tt.func @k() {\n    %0 = tt.splat %nope : i32 -> tensor<4xi32>\n    tt.return\n  }\n}\n",
+            3,
+            19,
+            ["undefined value %nope"],
+        ),
+        (
+            "module {\n  tt.func @k(%a: i32) {\n    %0 = arith.addi %a, %a : tensor<4xfoo>\n  }\n}\n",
+            3,
+            39,
+            ["arith.addi", "unknown type 'foo'"],
+        ),
+        (
+            "module {\n  tt.func @k(%a: i32) {\n    %0 = foo.bar %a weird stuff : i32\n  }\n}\n",
+            3,
+            21,
+            ["foo.bar", "custom syntax", "weird stuff"],
+        ),
+        ("module {\n  tt.func @k(%a: i32) {\n    %0 = tt.load %a : i32 extra\n  }\n}\n", 3, 27, ["tt.load"]),
+        ("module {\n  tt.func @k(%a: i1) {\n    cf.br ^nowhere\n  }\n}\n", 3, 11, ["undefined block ^nowhere"]),
+        (
+            "module {\n  tt.func @k(%a: i32) {\n    %0 = arith.cmpi bogus, %a, %a : i32\n  }\n}\n",
+            3,
+            21,
+            ["arith.cmpi", "CmpIPredicate"],
+        ),
+        ("module {\n  tt.func @k(%a: i32) {\n    tt.return loc(#nope)\n  }\n}\n", 3, 19, ["#nope"]),
+    ],
+)
 def test_parse_errors_name_line_and_column(text: str, line: int, col: int, words: list[str]) -> None:
     with pytest.raises(TTIRParseError) as info:
         parse_ttir(text)
@@ -577,8 +642,10 @@ def test_verifier_accepts_hand_built_ir() -> None:
     body = Block([i32, i32])
     add = body.append(O.AddI([body.args[0], body.args[1]], [i32]))
     body.append(O.Return([add.result]))
-    f = O.Func(attrs={"sym_name": StringAttr("f"), "function_type": TypeAttr(FunctionType((i32, i32), (i32,)))},
-               regions=[Region([body])])
+    f = O.Func(
+        attrs={"sym_name": StringAttr("f"), "function_type": TypeAttr(FunctionType((i32, i32), (i32,)))},
+        regions=[Region([body])],
+    )
     m = Module([f])
     verify(m)
     assert isinstance(body.args[0], BlockArgument)

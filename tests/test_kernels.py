@@ -85,8 +85,11 @@ def test_integer_float_and_bool_scalars(backend, flag):
 
 def test_aot_compile_with_sdk_target(backend, rng):
     """`triton.compile(ASTSource, target=triton_backend_sdk.target(...))` and launching the compiled kernel."""
-    src = ASTSource(add_kernel, signature={"x_ptr": "*fp16", "y_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32",
-                                           "BLOCK": "constexpr"}, constexprs={"BLOCK": 256})
+    src = ASTSource(
+        add_kernel,
+        signature={"x_ptr": "*fp16", "y_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32", "BLOCK": "constexpr"},
+        constexprs={"BLOCK": 256},
+    )
     compiled = triton.compile(src, target=triton_backend_sdk.target(backend))
     assert compiled.metadata.name == "add_kernel"
     assert set(compiled.asm) >= {"ttir", "sdkir"}

@@ -13,17 +13,22 @@ from triton_backend_sdk.conformance.suite import compare_with_interpreter, make_
 
 SEED = 20261129
 
-PARAMS = [pytest.param(c, d, s, id=f"{c.name}-{d}-{'x'.join(map(str, s))}")
-          for c in all_cases() for d, s in c.params()]
-INTERP = [pytest.param(c, d, c.shapes[0], id=f"{c.name}-{d}") for c in all_cases() for d in c.dtypes
-          if c.interpreter and d != "bfloat16"]
+PARAMS = [pytest.param(c, d, s, id=f"{c.name}-{d}-{'x'.join(map(str, s))}") for c in all_cases() for d, s in c.params()]
+INTERP = [
+    pytest.param(c, d, c.shapes[0], id=f"{c.name}-{d}")
+    for c in all_cases()
+    for d in c.dtypes
+    if c.interpreter and d != "bfloat16"
+]
 
 
 @pytest.mark.parametrize("case,dtype,shape", PARAMS)
 def test_case(backend, case, dtype, shape):
     if not case.runs_on_this_triton():
-        pytest.skip(f"needs Triton >= {'.'.join(map(str, case.min_triton))} (host-side helpers/frontend); the "
-                    "package requires 3.7+, this is an older staged install")
+        pytest.skip(
+            f"needs Triton >= {'.'.join(map(str, case.min_triton))} (host-side helpers/frontend); the "
+            "package requires 3.7+, this is an older staged install"
+        )
     r = run_case(case, dtype, shape, SEED)
     if r.outcome == "unsupported":
         pytest.xfail(r.message)

@@ -30,7 +30,6 @@ def xfail_if_unsupported(test):
     return wrapper
 
 
-
 @triton.jit
 def print_kernel(x_ptr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -72,8 +71,11 @@ def assert_kernel(x_ptr, n, BLOCK: tl.constexpr):
 def test_device_assert_raises_with_message_and_program(backend):
     x = torch.ones(48, dtype=torch.int32)
     x[21] = -4
-    with pytest.raises(AssertionError, match=r"test_op_suite_debug\.py:\d+:\d+: .*program \(1, 0, 0\).*"
-                                             r"x must be positive"):
+    with pytest.raises(
+        AssertionError,
+        match=r"test_op_suite_debug\.py:\d+:\d+: .*program \(1, 0, 0\).*"
+        r"x must be positive",
+    ):
         assert_kernel[(3,)](x, 48, BLOCK=16, debug=True)
     ok = torch.ones(48, dtype=torch.int32)
     assert_kernel[(3,)](ok, 48, BLOCK=16, debug=True)  # the process and later launches are fine
@@ -105,9 +107,13 @@ def test_device_assert_after_earlier_kernels_were_freed(backend):
     import gc
 
     sig = {"x_ptr": "*i32", "n": "i32", "BLOCK": "constexpr"}
-    for fn, bad, message in [(assert_kernel, -1, "x must be positive"), (assert_wide_kernel, 1000, "x must be small")] * 3:
-        kernel = triton.compile(triton.compiler.ASTSource(fn, signature=sig, constexprs={"BLOCK": 16}),
-                                options={"debug": True})
+    for fn, bad, message in [
+        (assert_kernel, -1, "x must be positive"),
+        (assert_wide_kernel, 1000, "x must be small"),
+    ] * 3:
+        kernel = triton.compile(
+            triton.compiler.ASTSource(fn, signature=sig, constexprs={"BLOCK": 16}), options={"debug": True}
+        )
         x = torch.ones(16, dtype=torch.int32)
         x[15] = bad
         with pytest.raises(AssertionError, match=message):
@@ -125,9 +131,14 @@ def test_device_assert_compiled_out_without_debug(backend):
 @core.extern
 def c_cbrt(arg0, _semantic=None):
     """C's cbrt/cbrtf, a symbol outside libdevice: declared with the scalar signature, resolved at load time."""
-    return core.extern_elementwise("", "", [arg0], {(core.dtype("fp32"),): ("cbrtf", core.dtype("fp32")),
-                                                    (core.dtype("fp64"),): ("cbrt", core.dtype("fp64"))},
-                                   is_pure=True, _semantic=_semantic)
+    return core.extern_elementwise(
+        "",
+        "",
+        [arg0],
+        {(core.dtype("fp32"),): ("cbrtf", core.dtype("fp32")), (core.dtype("fp64"),): ("cbrt", core.dtype("fp64"))},
+        is_pure=True,
+        _semantic=_semantic,
+    )
 
 
 @triton.jit

@@ -31,17 +31,23 @@ ARGS = "%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %n: i32"
 
 def test_loads_are_read_in_the_consuming_loop_on_a_cpu_device():
     src = render(ADD, ARGS, local_size=1, features=CPU)
-    check_lines(src, """
+    check_lines(
+        src,
+        """
         for (uint r0 = 0u; r0 < 64u; ++r0) {
         if ((((int)i0) < a_n0)) { *((a_y0 + ((int)i0))) = (((((int)i0) < a_n0) ? *((a_x0 + ((int)i0))) : 0.0f) +
-    """)
+    """,
+    )
     assert src.count("for (uint") == 1 and "float t_" not in src
 
 
 def test_a_load_is_not_moved_past_a_store():
     """`a = x[i]; x[i] = 0; y[i] = a` must store the old values: the load stays ahead of the first store."""
-    body = ADD.replace("    tt.store %qy, %c, %m", "    %z = arith.constant dense<0.0> : tensor<64xf32>\n"
-                       "    tt.store %qx, %z, %m : tensor<64x!tt.ptr<f32>>\n    tt.store %qy, %c, %m")
+    body = ADD.replace(
+        "    tt.store %qy, %c, %m",
+        "    %z = arith.constant dense<0.0> : tensor<64xf32>\n"
+        "    tt.store %qx, %z, %m : tensor<64x!tt.ptr<f32>>\n    tt.store %qy, %c, %m",
+    )
     src = render(body, ARGS, local_size=1, features=CPU)
     assert "float t_a" in src and src.index("float t_a") < src.index("0.0f; }")
     gpu = render(ADD, ARGS, local_size=128, features=frozenset())
@@ -81,10 +87,26 @@ def test_exp_is_within_one_ulp_over_the_fp32_range(ocl):
     """Random values over [-110, 95] (overflow, subnormal results, underflow to 0), small arguments, the limits and
     inf/NaN, against float64 exp rounded to fp32."""
     g = np.random.default_rng(3)
-    special = [0.0, -0.0, 1e-30, -1e-30, 88.72283, 88.72284, -87.33654, -103.2789, -103.97, -104.0, -200.0, 200.0,
-               np.inf, -np.inf, np.nan]
-    x = np.concatenate([g.uniform(-110, 95, 200_000), g.uniform(-1, 1, 100_000), g.uniform(-90, -85, 50_000),
-                        special]).astype(np.float32)
+    special = [
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-30,
+        88.72283,
+        88.72284,
+        -87.33654,
+        -103.2789,
+        -103.97,
+        -104.0,
+        -200.0,
+        200.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+    ]
+    x = np.concatenate(
+        [g.uniform(-110, 95, 200_000), g.uniform(-1, 1, 100_000), g.uniform(-90, -85, 50_000), special]
+    ).astype(np.float32)
     y = torch.empty(x.size)
     _exp_kernel[(triton.cdiv(x.size, 1024),)](torch.from_numpy(x), y, x.size, BLOCK=1024)
     got = y.numpy()

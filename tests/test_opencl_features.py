@@ -17,7 +17,9 @@ from conftest import _unavailable
 
 pytestmark = pytest.mark.skipif(bool(_unavailable("opencl")), reason=str(_unavailable("opencl")))
 #: tests that compare with cpu_ref's output need cpu_ref (the GPU machine's staged install has only opencl)
-needs_cpu_ref = pytest.mark.skipif(bool(_unavailable("cpu_ref")), reason=f"compares with cpu_ref: {_unavailable('cpu_ref')}")
+needs_cpu_ref = pytest.mark.skipif(
+    bool(_unavailable("cpu_ref")), reason=f"compares with cpu_ref: {_unavailable('cpu_ref')}"
+)
 
 
 @pytest.fixture(params=[True, False], ids=["zero_copy", "copy"])

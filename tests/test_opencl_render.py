@@ -15,8 +15,9 @@ from triton_backend_sdk.ir import parse_ttir
 FEATURES = frozenset({"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_extended_atomics"})
 
 
-def render(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", local_size: int = 128,
-           features: frozenset[str] = FEATURES) -> str:
+def render(
+    body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", local_size: int = 128, features: frozenset[str] = FEATURES
+) -> str:
     text = f"""module {{
   tt.func public @k({args}) {{
 {body}
@@ -40,12 +41,18 @@ def test_kernel_abi_and_canonical_layout():
     """Pointers arrive as (buffer, byte offset); one program is one work-group of fixed size; a 1024-element tile is
     8 register slots per work-item in runs of 4 (elements 4*(g*128+lid)+k), read and written as one 128-bit access
     where the run's pointers are consecutive, aligned and unmasked (checked at run time), else element by element."""
-    src = render(LOAD_1024 + """
+    src = render(
+        LOAD_1024
+        + """
     %c = arith.constant dense<2.000000e+00> : tensor<1024xf32>
     %w = arith.mulf %v, %c : tensor<1024xf32>
     tt.store %q, %w, %m : tensor<1024x!tt.ptr<f32>>
-""", args="%x: !tt.ptr<f32>, %n: i32, %b: i1")
-    check_lines(src, """
+""",
+        args="%x: !tt.ptr<f32>, %n: i32, %b: i1",
+    )
+    check_lines(
+        src,
+        """
         __attribute__((reqd_work_group_size(128, 1, 1)))
         __kernel void k(__global float *a_x0_base, ulong a_x0_off, int a_n0, char a_b0_raw) {
         const uint lid = (uint)get_local_id(0);
@@ -66,7 +73,8 @@ def test_kernel_abi_and_canonical_layout():
         const float x0 = (t_v0[((g1 << 2u) + 0u)] * 2.0f);
         *((__global float4 *)(p4)) = (float4)(x0, x1, x2, x3);
         if (m7) *(p7) = x3;
-    """)
+    """,
+    )
     assert "barrier" not in src and "tb_smem" not in src  # elementwise work needs no local memory
 
 
@@ -78,14 +86,19 @@ def test_small_tile_is_duplicated_and_stored_by_its_owner():
     %q = tt.addptr %p, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
     tt.store %q, %f : tensor<32x!tt.ptr<f32>>
 """)
-    check_lines(src, """
+    check_lines(
+        src,
+        """
         const uint i0 = lid & 31u;
         if (lid < 32u) {
         *((a_x0 + ((int)i0))) = ((float)((int)i0));
-    """)
+    """,
+    )
 
 
-SUM_1024 = LOAD_1024 + """
+SUM_1024 = (
+    LOAD_1024
+    + """
     %z = "tt.reduce"(%v) <{axis = 0 : i32}> ({
     ^bb0(%a: f32, %b: f32):
       %s2 = arith.addf %a, %b : f32
@@ -93,12 +106,15 @@ SUM_1024 = LOAD_1024 + """
     }) : (tensor<1024xf32>) -> f32
     tt.store %x, %z : !tt.ptr<f32>
 """
+)
 
 
 def test_full_reduction_is_per_work_item_then_two_barriers():
     """128 partials: 16 work-items combine 8 each, then every work-item combines the 16 (no tree of 7 barriers)."""
     src = render(SUM_1024)
-    check_lines(src, """
+    check_lines(
+        src,
+        """
         __local uchar tb_smem[576] __attribute__((aligned(16)));
         float acc0;
         for (uint r0 = 0u; r0 < 8u; ++r0) {
@@ -114,7 +130,8 @@ def test_full_reduction_is_per_work_item_then_two_barriers():
         acc0 = ((__local float *)(tb_smem + 512))[0];
         for (uint k1 = 1u; k1 < 16u; ++k1)
         if (lid == 0u) { *(a_x0) = acc0; }
-    """)
+    """,
+    )
     assert src.count("barrier(") == 3
 
 
@@ -122,7 +139,9 @@ def test_one_work_item_reduces_in_16_lanes_without_barriers():
     """A CPU device's one-work-item program: the 1024 elements in 16 independent partial lanes, then the lanes; the
     load is read inside the lanes loop (its only consumer, nothing written in between)."""
     src = render(SUM_1024, local_size=1)
-    check_lines(src, """
+    check_lines(
+        src,
+        """
         float lane0[16];
         { const uint q0 = 0u;
         #pragma unroll
@@ -138,7 +157,8 @@ def test_one_work_item_reduces_in_16_lanes_without_barriers():
         acc0 = lane0[0];
         for (uint k0 = 1u; k0 < 16u; ++k0)
         if (lid == 0u) { *(a_x0) = acc0; }
-    """)
+    """,
+    )
     assert "barrier(" not in src and "tb_smem" not in src
 
 
@@ -156,7 +176,9 @@ def test_broadcast_of_a_register_tile_goes_through_local_memory():
     %q2 = tt.addptr %p2, %o : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
     tt.store %q2, %b : tensor<16x16x!tt.ptr<f32>>
 """)
-    check_lines(src, """
+    check_lines(
+        src,
+        """
         float t_v0[1];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < 16u) {
@@ -164,26 +186,33 @@ def test_broadcast_of_a_register_tile_goes_through_local_memory():
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint r1 = 0u; r1 < 2u; ++r1) {
         = ((__local float *)(tb_smem + 0))[((i1 >> 4))];
-    """)
+    """,
+    )
 
 
 def test_fp16_lives_in_float_rounded_after_every_op_and_uses_half_loads():
-    src = render("""
+    src = render(
+        """
     %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
     %p = tt.splat %x : !tt.ptr<f16> -> tensor<128x!tt.ptr<f16>>
     %q = tt.addptr %p, %r : tensor<128x!tt.ptr<f16>>, tensor<128xi32>
     %v = tt.load %q : tensor<128x!tt.ptr<f16>>
     %w = arith.addf %v, %v : tensor<128xf16>
     tt.store %q, %w : tensor<128x!tt.ptr<f16>>
-""", args="%x: !tt.ptr<f16>")
-    check_lines(src, """
+""",
+        args="%x: !tt.ptr<f16>",
+    )
+    check_lines(
+        src,
+        """
         ushort tb_f2h(float f) {
         float tb_h2f(ushort h) {
         float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }
         __kernel void k(__global ushort *a_x0_base, ulong a_x0_off) {
         = vload_half(0, (const __global half *)((a_x0 + ((int)i0))));
         vstore_half_rte(tb_rnd_h((t_v0[r1] + t_v0[r1])), 0, (__global half *)((a_x0 + ((int)i1))));
-    """)
+    """,
+    )
     assert "cl_khr_fp16" not in src
 
 
@@ -192,14 +221,17 @@ def test_float_atomic_add_is_a_cas_loop_with_fences():
     %c = arith.constant 1.000000e+00 : f32
     %o = tt.atomic_rmw fadd, acq_rel, gpu, %x, %c : (!tt.ptr<f32>, f32) -> f32
 """)
-    check_lines(src, """
+    check_lines(
+        src,
+        """
         float tb_atomic_add_f32(volatile __global float *p, float v) {
         old = atomic_cmpxchg((volatile __global uint *)p, prev, as_uint(as_float(prev) + v));
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0u) { mem_fence(CLK_GLOBAL_MEM_FENCE); ((__local float *)(tb_smem + 0))[0] = tb_atomic_add_f32(
         barrier(CLK_LOCAL_MEM_FENCE);
         float v_o0 = ((__local float *)(tb_smem + 0))[0];
-    """)
+    """,
+    )
 
 
 def test_integer_division_and_shifts_do_not_trap():
@@ -207,12 +239,15 @@ def test_integer_division_and_shifts_do_not_trap():
     %d = arith.divsi %n, %n : i32
     %s = arith.shli %d, %n : i32
 """)
-    check_lines(src, """
+    check_lines(
+        src,
+        """
         int tb_divs_int(int a, int b) { return b == 0 ? (int)-1 : (b == (int)-1 ? (int)((uint)0 - (uint)a) : (int)(a / b)); }
         int tb_shl_int(int a, int b) { return (uint)b >= 32u ? (int)0 : (int)((uint)a << (uint)b); }
         int v_d0 = tb_divs_int(a_n0, a_n0);
         int v_s0 = tb_shl_int(v_d0, a_n0);
-    """)
+    """,
+    )
 
 
 def test_fp64_without_the_extension_is_refused_naming_dtype_and_device():
@@ -222,10 +257,14 @@ def test_fp64_without_the_extension_is_refused_naming_dtype_and_device():
 
 def test_int64_atomics_without_the_extension_are_refused():
     with pytest.raises(UnsupportedError, match=r"i64 atomics.*cl_khr_int64_base_atomics"):
-        render("""
+        render(
+            """
     %c = arith.constant 1 : i64
     %o = tt.atomic_rmw add, acq_rel, gpu, %x, %c : (!tt.ptr<i64>, i64) -> i64
-""", args="%x: !tt.ptr<i64>", features=frozenset({"cl_khr_fp64"}))
+""",
+            args="%x: !tt.ptr<i64>",
+            features=frozenset({"cl_khr_fp64"}),
+        )
 
 
 def test_op_without_a_rule_names_op_dtype_and_line():
@@ -237,13 +276,18 @@ def test_op_without_a_rule_names_op_dtype_and_line():
 
 
 def test_fp8_lives_in_float_and_is_a_byte_in_memory():
-    src = render("""
+    src = render(
+        """
     %v = tt.load %x : !tt.ptr<f8E5M2>
     %w = tt.fp_to_fp %v : f8E5M2 -> f32
     %y = tt.fp_to_fp %w, rounding = rtne : f32 -> f8E4M3FN
     tt.store %x2, %y : !tt.ptr<f8E4M3FN>
-""", args="%x: !tt.ptr<f8E5M2>, %x2: !tt.ptr<f8E4M3FN>")
-    check_lines(src, """
+""",
+        args="%x: !tt.ptr<f8E5M2>, %x2: !tt.ptr<f8E4M3FN>",
+    )
+    check_lines(
+        src,
+        """
         float tb_e5m2_dec(uchar b) {
         float tb_e4m3_dec(uchar b) {
         uchar tb_e4m3_enc(float f) {
@@ -251,4 +295,5 @@ def test_fp8_lives_in_float_and_is_a_byte_in_memory():
         float v_v0 = tb_e5m2_dec(*(a_x0));
         float v_y0 = tb_e4m3_dec(tb_e4m3_enc(v_v0));
         if (lid == 0u) { *(a_x2_0) = tb_e4m3_enc(v_y0); }
-    """)
+    """,
+    )

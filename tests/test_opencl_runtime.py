@@ -39,8 +39,11 @@ def test_a_1024_wide_reduction_runs_on_128_work_items_with_local_memory(ocl, rng
     confirms it) and reduces through local memory between barriers."""
     import pyopencl as cl
 
-    src = ASTSource(row_stats_kernel, {"x_ptr": "*fp32", "sum_ptr": "*fp32", "max_ptr": "*fp32", "n": "i32",
-                                       "BLOCK": "constexpr"}, {"BLOCK": 1024})
+    src = ASTSource(
+        row_stats_kernel,
+        {"x_ptr": "*fp32", "sum_ptr": "*fp32", "max_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 1024},
+    )
     k = triton.compile(src, target=triton_backend_sdk.target("opencl"), options={"num_warps": 4, "work_items": 128})
     assert k.metadata.opencl_local_size == 128
     assert k.metadata.shared > 0
@@ -53,8 +56,11 @@ def test_a_1024_wide_reduction_runs_on_128_work_items_with_local_memory(ocl, rng
     torch.testing.assert_close(m, x.max(1).values)
     loaded = k.module.owner
     dev = loaded.device
-    assert list(loaded.kernel.get_work_group_info(cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, dev)) == \
-        [128, 1, 1]
+    assert list(loaded.kernel.get_work_group_info(cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, dev)) == [
+        128,
+        1,
+        1,
+    ]
 
 
 @pytest.mark.parametrize("num_warps,work_items", [(1, 0), (2, 0), (8, 0), (4, 1), (4, 8), (4, 32), (4, 256)])
@@ -95,13 +101,18 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
     rm, rn, rk = pm * BM + tl.arange(0, BM), pn * BN + tl.arange(0, BN), tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k0 in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K),
-                    other=0.0)
-        b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :], mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N),
-                    other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0
+        )
+        b = tl.load(
+            b_ptr + (k0 + rk)[:, None] * N + rn[None, :], mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0
+        )
         acc = tl.dot(a, b, acc, input_precision="ieee")
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
+    tl.store(
+        c_ptr + rm[:, None] * N + rn[None, :],
+        acc.to(c_ptr.dtype.element_ty),
+        mask=(rm[:, None] < M) & (rn[None, :] < N),
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
@@ -235,8 +246,9 @@ def test_a_binary_the_driver_rejects_is_rebuilt_from_the_embedded_source(ocl, rn
         selected_device,
     )
 
-    src = ASTSource(scale_inplace_kernel, {"x_ptr": "*fp32", "n": "i32", "s": "fp32", "BLOCK": "constexpr"},
-                    {"BLOCK": 128})
+    src = ASTSource(
+        scale_inplace_kernel, {"x_ptr": "*fp32", "n": "i32", "s": "fp32", "BLOCK": "constexpr"}, {"BLOCK": 128}
+    )
     k = triton.compile(src, target=triton_backend_sdk.target("opencl"))
     blob = k.asm["clbin"]
     header, binary, source = parse_container(blob)
@@ -270,8 +282,10 @@ def _run(code: str, **env: str) -> str:
 
 
 def test_registered_never_active_by_default_and_import_light():
-    out = _run("import sys, triton; from triton.backends import backends; "
-               "print('opencl' in backends, backends['opencl'].driver.is_active(), 'pyopencl' in sys.modules)")
+    out = _run(
+        "import sys, triton; from triton.backends import backends; "
+        "print('opencl' in backends, backends['opencl'].driver.is_active(), 'pyopencl' in sys.modules)"
+    )
     assert out.split() == ["True", "False", "False"]
     if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
         pytest.skip("Triton < 3.7 does not read TRITON_DEFAULT_BACKEND when another driver (CUDA) is active")
@@ -323,15 +337,19 @@ def spin_then_count_kernel(flag_ptr, lock_ptr, count_ptr):
 
 
 def test_spin_lock_and_volatile_scalar_loads_stay_uniform(ocl):
-    flag, lock, count = torch.ones(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), \
-        torch.zeros(1, dtype=torch.int32)
+    flag, lock, count = (
+        torch.ones(1, dtype=torch.int32),
+        torch.zeros(1, dtype=torch.int32),
+        torch.zeros(1, dtype=torch.int32),
+    )
     spin_then_count_kernel[(64,)](flag, lock, count)
     assert count.item() == 64 and lock.item() == 0
 
 
 @triton.jit
-def carried_ptr_dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn,
-                           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def carried_ptr_dot_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+):
     rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
     a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
     b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
@@ -356,6 +374,7 @@ def test_dot_through_loop_carried_pointer_tiles(ocl, rng, bn, transposed, work_i
     if transposed:
         a, b = a.t().contiguous().t(), b.t().contiguous().t()
     c = torch.empty(M, N)
-    carried_ptr_dot_kernel[(1,)](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                 BM=32, BN=bn, BK=16, work_items=work_items)
+    carried_ptr_dot_kernel[(1,)](
+        a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), BM=32, BN=bn, BK=16, work_items=work_items
+    )
     torch.testing.assert_close(c, a @ b, atol=1e-4, rtol=1e-4)

@@ -25,8 +25,11 @@ def mix_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def _src(block: int = 128) -> ASTSource:
-    return ASTSource(mix_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                            "BLOCK": "constexpr"}, constexprs={"BLOCK": block})
+    return ASTSource(
+        mix_kernel,
+        signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        constexprs={"BLOCK": block},
+    )
 
 
 def test_stage_order_and_outputs(backend):

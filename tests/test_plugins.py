@@ -56,11 +56,15 @@ def sqplus1_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def _add_src(block: int = 128) -> ASTSource:
-    return ASTSource(add_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                            "BLOCK": "constexpr"}, constexprs={"BLOCK": block})
+    return ASTSource(
+        add_kernel,
+        signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        constexprs={"BLOCK": block},
+    )
 
 
 # ---- passes --------------------------------------------------------------------------------------------------------
+
 
 @ir_pass(name="test-swap-add")
 class SwapAdd:
@@ -103,6 +107,7 @@ def test_ir_pass_decorator_makes_frozen_typed_passes():
     with pytest.raises(TypeError, match=r"pass 'test-count-ops': option key must be str, got NoneType"):
         count_ops(key=None)
     with pytest.raises(TypeError, match="frozen"):
+
         @ir_pass(name="x", options=type("NotFrozen", (), {}))
         def _bad(module, ctx, opts):  # type: ignore[no-untyped-def]
             pass
@@ -135,8 +140,11 @@ def test_jit_in_memory_cache_sees_a_plugin_activated_mid_process(backend, rng):
     out = torch.empty_like(x)
     add_kernel[(2,)](x, y, out, n, BLOCK=128)
     torch.testing.assert_close(out, x + y)
-    plugins.activate(Plugin("tsdktest-swap", "1.0", passes=(("after-pass:sdk-custom-ops", SwapAdd(into="sub")),),
-                            backends=(backend,)))
+    plugins.activate(
+        Plugin(
+            "tsdktest-swap", "1.0", passes=(("after-pass:sdk-custom-ops", SwapAdd(into="sub")),), backends=(backend,)
+        )
+    )
     try:
         add_kernel[(2,)](x, y, out, n, BLOCK=128)
         torch.testing.assert_close(out, x - y)
@@ -148,13 +156,17 @@ def test_jit_in_memory_cache_sees_a_plugin_activated_mid_process(backend, rng):
 
 # ---- custom ops ----------------------------------------------------------------------------------------------------
 
+
 def test_custom_op_runs_on_cpu_ref(rng):
     n = 1000
     x = torch.randn(n, generator=rng)
     out = torch.empty_like(x)
-    k = triton.compile(ASTSource(sqplus1_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                                  "BLOCK": "constexpr"}, {"BLOCK": 256}),
-                       target=triton_backend_sdk.target("cpu_ref"))
+    k = triton.compile(
+        ASTSource(
+            sqplus1_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 256}
+        ),
+        target=triton_backend_sdk.target("cpu_ref"),
+    )
     assert "tsdktest.sqplus1" in k.asm["sdkir"] and "tt.extern_elementwise" not in k.asm["sdkir"]
     reread = parse_ttir(k.asm["sdkir"])  # the printed custom op reads back as its class (CLI recompiles of dumps)
     assert any(isinstance(op, sqplus1.op) for op in reread.walk())
@@ -166,8 +178,10 @@ def test_custom_op_on_opencl_uses_the_opencl_rule(rng):
     from triton.backends import backends
 
     if "opencl" not in backends:
-        pytest.skip("the opencl backend is not registered with Triton yet (backends/opencl is being built); "
-                    "the cpu_ref half runs in test_custom_op_runs_on_cpu_ref")
+        pytest.skip(
+            "the opencl backend is not registered with Triton yet (backends/opencl is being built); "
+            "the cpu_ref half runs in test_custom_op_runs_on_cpu_ref"
+        )
     from triton_backend_sdk.backends.opencl.render.elementwise import lift
 
     @sqplus1.lowering("opencl")  # OpenCL C text instead of LLVM IR: one fma per element
@@ -177,9 +191,12 @@ def test_custom_op_on_opencl_uses_the_opencl_rule(rng):
     n = 500
     x = torch.randn(n, generator=rng)
     out = torch.empty_like(x)
-    k = triton.compile(ASTSource(sqplus1_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                                  "BLOCK": "constexpr"}, {"BLOCK": 128}),
-                       target=triton_backend_sdk.target("opencl"))
+    k = triton.compile(
+        ASTSource(
+            sqplus1_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 128}
+        ),
+        target=triton_backend_sdk.target("opencl"),
+    )
     assert any("fma(" in v for v in k.asm.values() if isinstance(v, str)), "the OpenCL rule was not used"
     from triton.runtime import driver
 
@@ -201,8 +218,10 @@ def test_custom_op_without_a_rule_names_the_op_and_backend():
         tl.store(x_ptr + offs, lonely(tl.load(x_ptr + offs)))
 
     with pytest.raises(UnsupportedError, match=r"\[cpu_ref\] no lowering rule for op 'tsdktest\.lonely'"):
-        triton.compile(ASTSource(k, {"x_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 16}),
-                       target=triton_backend_sdk.target("cpu_ref"))
+        triton.compile(
+            ASTSource(k, {"x_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 16}),
+            target=triton_backend_sdk.target("cpu_ref"),
+        )
 
 
 def test_custom_op_names_are_checked():
@@ -213,6 +232,7 @@ def test_custom_op_names_are_checked():
 
 
 # ---- registry and API checks ---------------------------------------------------------------------------------------
+
 
 def test_incompatible_plugin_names_both_versions():
     with pytest.raises(PluginError, match=r"'future' 9\.0 supports SDK API version 2\.\.3.*provides API version 1"):
@@ -233,19 +253,22 @@ def test_incompatible_backend_names_both_versions():
 def _fake_dist(tmp_path, name: str, api: tuple[int, int], point: str = "after-pass:sdk-custom-ops") -> str:
     """A distribution with one `triton_backend_sdk.plugins` entry point, importable from `tmp_path`."""
     mod = f"{name}_mod"
-    (tmp_path / f"{mod}.py").write_text(textwrap.dedent(f"""
+    (tmp_path / f"{mod}.py").write_text(
+        textwrap.dedent(f"""
         from triton_backend_sdk.plugins import Plugin
         from tests_plugin_passes import SwapAddPass
 
         def make():
             return Plugin(name={name!r}, version="2.5", api={api!r}, passes=(({point!r}, SwapAddPass()),),
                           backends=("cpu_ref",))
-    """))
+    """)
+    )
     dist = tmp_path / f"{name}-2.5.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 2.5\n")
     (dist / "entry_points.txt").write_text(f"[triton_backend_sdk.plugins]\n{name} = {mod}:make\n")
-    (tmp_path / "tests_plugin_passes.py").write_text(textwrap.dedent("""
+    (tmp_path / "tests_plugin_passes.py").write_text(
+        textwrap.dedent("""
         from triton_backend_sdk.ir import ops as O
         from triton_backend_sdk.pipeline import ir_pass
 
@@ -258,7 +281,8 @@ def _fake_dist(tmp_path, name: str, api: tuple[int, int], point: str = "after-pa
                         op.parent.insert(op.parent.ops.index(op), new)
                         op.result.replace_all_uses_with(new.result)
                         op.erase()
-    """))
+    """)
+    )
     return str(tmp_path)
 
 
@@ -273,8 +297,9 @@ def fresh_registry(monkeypatch):
             plugins.deactivate(name)
 
 
-def test_entry_point_plugin_is_activated_listed_and_changes_the_kernel(tmp_path, monkeypatch, fresh_registry, rng,
-                                                                        capsys):
+def test_entry_point_plugin_is_activated_listed_and_changes_the_kernel(
+    tmp_path, monkeypatch, fresh_registry, rng, capsys
+):
     monkeypatch.syspath_prepend(_fake_dist(tmp_path, "tsdk_ep_ok", (1, 2)))
     n = 100
     x, y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
@@ -289,12 +314,14 @@ def test_entry_point_plugin_is_activated_listed_and_changes_the_kernel(tmp_path,
     listing = capsys.readouterr().out
     assert "SDK API version 1" in listing
     assert any(line.split()[:2] == ["backend", "cpu_ref"] and "api 1-1" in line for line in listing.splitlines())
-    assert any(line.split()[:3] == ["plugin", "tsdk_ep_ok", "2.5"] and "api 1-2" in line
-               for line in listing.splitlines())
+    assert any(
+        line.split()[:3] == ["plugin", "tsdk_ep_ok", "2.5"] and "api 1-2" in line for line in listing.splitlines()
+    )
 
 
-def test_incompatible_entry_point_plugin_fails_the_compile_naming_versions(tmp_path, monkeypatch, fresh_registry,
-                                                                            capsys):
+def test_incompatible_entry_point_plugin_fails_the_compile_naming_versions(
+    tmp_path, monkeypatch, fresh_registry, capsys
+):
     monkeypatch.syspath_prepend(_fake_dist(tmp_path, "tsdk_ep_old", (0, 0)))
     with pytest.raises(PluginError, match=r"'tsdk_ep_old' 2\.5 supports SDK API version 0, .*API version 1"):
         triton.compile(_add_src(64), target=triton_backend_sdk.target("cpu_ref"))
@@ -303,6 +330,7 @@ def test_incompatible_entry_point_plugin_fails_the_compile_naming_versions(tmp_p
 
 
 # ---- cache identity ------------------------------------------------------------------------------------------------
+
 
 def test_backend_hash_is_stable_and_follows_plugins():
     make = triton.compiler.make_backend
@@ -357,8 +385,9 @@ def test_identity_is_computed_once_per_registry_change(monkeypatch):
 
 # ---- Triton C++ plugin passes --------------------------------------------------------------------------------------
 
-needs_triton_plugin = pytest.mark.skipif(not os.path.exists(TRITON_TEST_PLUGIN),
-                                         reason=f"this Triton wheel has no {TRITON_TEST_PLUGIN}")
+needs_triton_plugin = pytest.mark.skipif(
+    not os.path.exists(TRITON_TEST_PLUGIN), reason=f"this Triton wheel has no {TRITON_TEST_PLUGIN}"
+)
 
 
 def in_own_process(test):
@@ -374,14 +403,22 @@ def in_own_process(test):
             from triton_backend_sdk.backends.opencl import runtime
 
             if "Portable Computing Language" in runtime.selected_device().platform.name:
-                pytest.skip("PoCL's LLVM cannot share a process with a Triton C++ plugin library (the opencl "
-                            "runtime refuses with a named error); runs on other OpenCL devices")
+                pytest.skip(
+                    "PoCL's LLVM cannot share a process with a Triton C++ plugin library (the opencl "
+                    "runtime refuses with a named error); runs on other OpenCL devices"
+                )
         if os.environ.get("TBS_IN_OWN_PROCESS") == "1":
             return test(*args, **kwargs)
         node = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", node],
-                           env=dict(os.environ, TBS_IN_OWN_PROCESS="1"), capture_output=True, text=True,
-                           timeout=600, check=False, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", node],
+            env=dict(os.environ, TBS_IN_OWN_PROCESS="1"),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
         assert r.returncode == 0, f"{node} failed in its own process:\n{r.stdout[-4000:]}\n{r.stderr[-2000:]}"
 
     return wrapper
@@ -391,8 +428,14 @@ def in_own_process(test):
 @in_own_process
 def test_triton_cpp_plugin_pass_at_a_ttir_point(backend, rng, tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path))
-    plugins.activate(Plugin("tsdktest-rename", "1.0", backends=(backend,),
-                            passes=(("after-pass:ttir.loop_unroll", TritonPass("add_plugin", TRITON_TEST_PLUGIN)),)))
+    plugins.activate(
+        Plugin(
+            "tsdktest-rename",
+            "1.0",
+            backends=(backend,),
+            passes=(("after-pass:ttir.loop_unroll", TritonPass("add_plugin", TRITON_TEST_PLUGIN)),),
+        )
+    )
     try:
         k = triton.compile(_add_src(32), target=triton_backend_sdk.target(backend))
     finally:
@@ -438,12 +481,15 @@ def test_triton_plugin_paths_environment_variable(tmp_path):
         torch.testing.assert_close(out, x * 3.0)
         print("NAME", k.metadata.name)
     """)
-    env = dict(os.environ, TRITON_PLUGIN_PATHS=TRITON_TEST_PLUGIN, TRITON_SDK_DUMP_DIR=str(tmp_path / "dump"),
-               TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(
+        os.environ,
+        TRITON_PLUGIN_PATHS=TRITON_TEST_PLUGIN,
+        TRITON_SDK_DUMP_DIR=str(tmp_path / "dump"),
+        TRITON_CACHE_DIR=str(tmp_path / "cache"),
+    )
     path = tmp_path / "scale.py"  # Triton reads a jit function's source from its file
     path.write_text(script)
-    r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=300,
-                       check=False)
+    r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "NAME foo" in r.stdout
     assert "tt.func public @foo(" in (tmp_path / "dump" / "foo" / "00-ttir.ttir").read_text()

@@ -51,34 +51,49 @@ TSDK_EXPORT const tsdk_plugin *tsdk_plugin_info(void) {{ return &plugin; }}
 """
 
 
-def build_plugin(directory, tag: str, *, scale: float = 1.0, version: str = "1.0", api: str = "TSDK_PLUGIN_API_VERSION",
-                 init_rc: int = 0, name: str | None = None) -> str:
+def build_plugin(
+    directory,
+    tag: str,
+    *,
+    scale: float = 1.0,
+    version: str = "1.0",
+    api: str = "TSDK_PLUGIN_API_VERSION",
+    init_rc: int = 0,
+    name: str | None = None,
+) -> str:
     src = os.path.join(directory, f"{name or tag}.c")
     out = os.path.join(directory, f"lib{name or tag}.so")
     with open(src, "w") as f:
         f.write(PLUGIN_C.format(tag=tag, scale=scale, version=version, api=api, init_rc=init_rc))
-    subprocess.run([CC, "-shared", "-fPIC", "-O2", "-I", INCLUDE, src, "-o", out, "-lm"], check=True,
-                   capture_output=True, text=True)
+    subprocess.run(
+        [CC, "-shared", "-fPIC", "-O2", "-I", INCLUDE, src, "-o", out, "-lm"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out
 
 
 @tl.core.extern
 def softsign_a(x, _semantic=None):  # type: ignore[no-untyped-def]
     """A C function of plugin `tsdkn_a`, called per element (what Triton's libdevice wrappers do)."""
-    return tl.core.extern_elementwise("", "", [x], {(tl.float32,): ("tsdkn_a_softsign", tl.float32)}, is_pure=True,
-                                      _semantic=_semantic)
+    return tl.core.extern_elementwise(
+        "", "", [x], {(tl.float32,): ("tsdkn_a_softsign", tl.float32)}, is_pure=True, _semantic=_semantic
+    )
 
 
 @tl.core.extern
 def cube_a(x, _semantic=None):  # type: ignore[no-untyped-def]
-    return tl.core.extern_elementwise("", "", [x], {(tl.float64,): ("tsdkn_a_cube", tl.float64)}, is_pure=True,
-                                      _semantic=_semantic)
+    return tl.core.extern_elementwise(
+        "", "", [x], {(tl.float64,): ("tsdkn_a_cube", tl.float64)}, is_pure=True, _semantic=_semantic
+    )
 
 
 @tl.core.extern
 def softsign_missing(x, _semantic=None):  # type: ignore[no-untyped-def]
-    return tl.core.extern_elementwise("", "", [x], {(tl.float32,): ("tsdkn_missing_softsign", tl.float32)},
-                                      is_pure=True, _semantic=_semantic)
+    return tl.core.extern_elementwise(
+        "", "", [x], {(tl.float32,): ("tsdkn_missing_softsign", tl.float32)}, is_pure=True, _semantic=_semantic
+    )
 
 
 @triton.jit
@@ -96,8 +111,11 @@ def missing_kernel(x_ptr, d_ptr, out_ptr, dout_ptr, n, BLOCK: tl.constexpr):
 
 
 def _src(kernel) -> ASTSource:  # type: ignore[no-untyped-def]
-    return ASTSource(kernel, {"x_ptr": "*fp32", "d_ptr": "*fp64", "out_ptr": "*fp32", "dout_ptr": "*fp64",
-                              "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 128})
+    return ASTSource(
+        kernel,
+        {"x_ptr": "*fp32", "d_ptr": "*fp64", "out_ptr": "*fp32", "dout_ptr": "*fp64", "n": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 128},
+    )
 
 
 def test_native_plugin_symbols_are_called_from_cpu_ref_kernels(tmp_path, rng):
@@ -115,7 +133,7 @@ def test_native_plugin_symbols_are_called_from_cpu_ref_kernels(tmp_path, rng):
         assert "tsdkn_a_softsign" in k.asm["llir"]
         k[(3, 1, 1)](x, d, out, dout, n, 128)
         torch.testing.assert_close(out, x / (1 + x.abs()) * 2.0)
-        torch.testing.assert_close(dout, d ** 3)
+        torch.testing.assert_close(dout, d**3)
     finally:
         plugins.deactivate("tsdkn-a")
 
@@ -223,8 +241,14 @@ def _three_runs(work, script) -> tuple[list[bool], list[str]]:  # type: ignore[n
         path = build_plugin(lib_dir, "proc", scale=scale)
         shutil.rmtree(dump, ignore_errors=True)
         env["TSDKN_TEARDOWN"] = str(work / f"teardown{i}")
-        r = subprocess.run([sys.executable, str(script), path, str(scale)], env=env, capture_output=True, text=True,
-                           timeout=300, check=False)
+        r = subprocess.run(
+            [sys.executable, str(script), path, str(scale)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert r.returncode == 0, r.stderr[-3000:]
         compiled.append(dump.exists())
         sources.append(r.stdout.split("SOURCES")[-1].strip())

@@ -42,8 +42,9 @@ def test_02_fused_softmax(backend, rows, cols, rng):
     x = torch.randn(rows, cols, generator=rng)
     y = torch.empty_like(x)
     programs = min(rows, 8)  # persistent: fewer programs than rows
-    softmax_kernel[(programs, 1, 1)](y, x, x.stride(0), y.stride(0), rows, cols,
-                                     BLOCK_SIZE=triton.next_power_of_2(cols), num_stages=2)
+    softmax_kernel[(programs, 1, 1)](
+        y, x, x.stride(0), y.stride(0), rows, cols, BLOCK_SIZE=triton.next_power_of_2(cols), num_stages=2
+    )
     torch.testing.assert_close(y, torch.softmax(x.double(), 1).float(), atol=1e-6, rtol=1e-5)
 
 
@@ -56,8 +57,9 @@ def test_03_matmul_autotuned(backend, m, n, k, act, rng):
     b = torch.randn(k, n, generator=rng).half()
     c = torch.empty(m, n, dtype=torch.float16)
     grid = lambda meta: (triton.cdiv(m, meta["BLOCK_SIZE_M"]) * triton.cdiv(n, meta["BLOCK_SIZE_N"]),)
-    matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                        c.stride(1), ACTIVATION=act)
+    matmul_kernel[grid](
+        a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), ACTIVATION=act
+    )
     want = a.double() @ b.double()
     if act:
         want = torch.where(want >= 0, want, 0.01 * want)
@@ -90,8 +92,9 @@ def test_04_low_memory_dropout(backend, rng):
 
 
 @triton.jit
-def _layer_norm_bwd_dx_fused(DX, DY, DW, DB, X, W, Mean, Rstd, Lock, stride, N, GROUP_SIZE_M: tl.constexpr,
-                             BLOCK_SIZE_N: tl.constexpr):
+def _layer_norm_bwd_dx_fused(
+    DX, DY, DW, DB, X, W, Mean, Rstd, Lock, stride, N, GROUP_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr
+):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_SIZE_N)
     mask = cols < N
@@ -110,8 +113,8 @@ def _layer_norm_bwd_dx_fused(DX, DY, DW, DB, X, W, Mean, Rstd, Lock, stride, N, 
     rstd = tl.load(Rstd + row)
     xhat = (x - mean) * rstd
     wdy = w * dy
-    xhat = tl.where(mask, xhat, 0.)
-    wdy = tl.where(mask, wdy, 0.)
+    xhat = tl.where(mask, xhat, 0.0)
+    wdy = tl.where(mask, wdy, 0.0)
     c1 = tl.sum(xhat * wdy, axis=0) / N
     c2 = tl.sum(wdy, axis=0) / N
     dx = (wdy - (xhat * c1 + c2)) * rstd
@@ -142,8 +145,8 @@ def _layer_norm_bwd_dwdb(DW, DB, FINAL_DW, FINAL_DB, M, N, BLOCK_SIZE_M: tl.cons
         rows = i + tl.arange(0, BLOCK_SIZE_M)
         mask = (rows[:, None] < M) & (cols[None, :] < N)
         offs = rows[:, None] * N + cols[None, :]
-        dw += tl.load(DW + offs, mask=mask, other=0.)
-        db += tl.load(DB + offs, mask=mask, other=0.)
+        dw += tl.load(DW + offs, mask=mask, other=0.0)
+        db += tl.load(DB + offs, mask=mask, other=0.0)
     sum_dw = tl.sum(dw, axis=0)
     sum_db = tl.sum(db, axis=0)
     tl.store(FINAL_DW + cols, sum_dw, mask=cols < N)
@@ -175,10 +178,12 @@ def test_05_layer_norm_forward_backward(backend, m, n, dtype, rng):
     db_part = torch.zeros((group, n), dtype=dtype)
     dw, db = torch.empty(n, dtype=dtype), torch.empty(n, dtype=dtype)
     dx = torch.empty_like(dy)
-    _layer_norm_bwd_dx_fused[(m,)](dx, dy, dw_part, db_part, x, w, mean, rstd, locks, x.stride(0), n,
-                                   GROUP_SIZE_M=group, BLOCK_SIZE_N=block)
-    _layer_norm_bwd_dwdb[(triton.cdiv(n, 128),)](dw_part, db_part, dw, db, min(group, m), n, BLOCK_SIZE_M=32,
-                                                 BLOCK_SIZE_N=128)
+    _layer_norm_bwd_dx_fused[(m,)](
+        dx, dy, dw_part, db_part, x, w, mean, rstd, locks, x.stride(0), n, GROUP_SIZE_M=group, BLOCK_SIZE_N=block
+    )
+    _layer_norm_bwd_dwdb[(triton.cdiv(n, 128),)](
+        dw_part, db_part, dw, db, min(group, m), n, BLOCK_SIZE_M=32, BLOCK_SIZE_N=128
+    )
     ref.backward(dy.double())
     tol = {"atol": 1e-3, "rtol": 1e-3} if dtype == torch.float32 else {"atol": 5e-2, "rtol": 2e-2}
     torch.testing.assert_close(dx.double(), xd.grad, **tol)
@@ -197,8 +202,24 @@ def test_06_fused_attention_forward(backend, z, h, n_ctx, d, causal, dtype, rng)
     out = torch.empty_like(q)
     sm_scale = 0.5
     grid = (triton.cdiv(n_ctx, 32), z * h, 1)
-    _attn_fwd[grid](q, k, v, out, sm_scale, q.stride(0), q.stride(1), q.stride(2), q.stride(3), z, h, n_ctx,
-                    HEAD_DIM=d, BLOCK_M=32, BLOCK_N=32, CAUSAL=causal)
+    _attn_fwd[grid](
+        q,
+        k,
+        v,
+        out,
+        sm_scale,
+        q.stride(0),
+        q.stride(1),
+        q.stride(2),
+        q.stride(3),
+        z,
+        h,
+        n_ctx,
+        HEAD_DIM=d,
+        BLOCK_M=32,
+        BLOCK_N=32,
+        CAUSAL=causal,
+    )
     s = (q.double() @ k.double().transpose(-1, -2)) * sm_scale
     if causal:
         s = s.masked_fill(torch.ones(n_ctx, n_ctx, dtype=torch.bool).triu(1), float("-inf"))

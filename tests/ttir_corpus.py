@@ -352,8 +352,13 @@ class CorpusEntry:
     capability: int = 90
 
 
-def _e(fn: Any, sig: dict[str, str], constexprs: dict[str, Any] | None = None,
-       attrs: dict[tuple[int, ...], list[list[Any]]] | None = None, **options: Any) -> CorpusEntry:
+def _e(
+    fn: Any,
+    sig: dict[str, str],
+    constexprs: dict[str, Any] | None = None,
+    attrs: dict[tuple[int, ...], list[list[Any]]] | None = None,
+    **options: Any,
+) -> CorpusEntry:
     cap = options.pop("capability", 90)
     full_sig = dict(sig)
     for k in constexprs or {}:
@@ -363,11 +368,18 @@ def _e(fn: Any, sig: dict[str, str], constexprs: dict[str, Any] | None = None,
 
 _P32 = "*fp32"
 CORPUS: list[CorpusEntry] = [
-    _e(vector_add, {"x_ptr": _P32, "y_ptr": _P32, "out_ptr": _P32, "n": "i32"}, {"BLOCK": 128},
-       attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]], (3,): [["tt.divisibility", 16]]}),
+    _e(
+        vector_add,
+        {"x_ptr": _P32, "y_ptr": _P32, "out_ptr": _P32, "n": "i32"},
+        {"BLOCK": 128},
+        attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]], (3,): [["tt.divisibility", 16]]},
+    ),
     _e(masked_load_other, {"x_ptr": _P32, "out_ptr": _P32, "n": "i32"}, {"BLOCK": 64}),
-    _e(softmax, {"out_ptr": _P32, "in_ptr": _P32, "in_stride": "i32", "out_stride": "i32", "n_cols": "i32"},
-       {"BLOCK": 256}),
+    _e(
+        softmax,
+        {"out_ptr": _P32, "in_ptr": _P32, "in_stride": "i32", "out_stride": "i32", "n_cols": "i32"},
+        {"BLOCK": 256},
+    ),
     _e(broadcast_2d, {"a_ptr": _P32, "b_ptr": _P32, "out_ptr": _P32, "M": "i32", "N": "i32"}, {"BM": 16, "BN": 32}),
     _e(scalar_args, {"out_ptr": _P32, "alpha": "fp32", "big": "i64", "flag": "i1", "n": "i32"}, {"BLOCK": 32}),
     _e(for_loop, {"x_ptr": _P32, "out_ptr": _P32, "n_iters": "i32"}, {"BLOCK": 32}),
@@ -411,8 +423,9 @@ def _compile_to_ttir(entry: CorpusEntry) -> str:
         # deprecation notes about can_reorder and the FP-fusion default are irrelevant to the IR we want
         warnings.simplefilter("ignore")
         options = backend.parse_options(dict(entry.options, **src.parse_options()))
-        module = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(),
-                             ctx)
+        module = src.make_ir(
+            target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx
+        )
         module = backend.make_ttir(module, {}, options, entry.capability)
     return str(module)
 
@@ -451,11 +464,15 @@ def oracle_records(text: str) -> list[tuple[str, list[int], list[tuple[int, str]
         if name == "builtin.module":
             return
         operands = [op.get_operand(i).id() for i in range(op.get_num_operands())]  # type: ignore[attr-defined]
-        results = [(op.get_result(i).id(), str(op.get_result(i).get_type()))  # type: ignore[attr-defined]
-                   for i in range(op.get_num_results())]  # type: ignore[attr-defined]
+        results = [
+            (op.get_result(i).id(), str(op.get_result(i).get_type()))  # type: ignore[attr-defined]
+            for i in range(op.get_num_results())
+        ]  # type: ignore[attr-defined]
         block = op.get_block()  # type: ignore[attr-defined]
-        args = [(block.get_argument(i).id(), str(block.get_argument(i).get_type()))
-                for i in range(block.get_num_arguments())]
+        args = [
+            (block.get_argument(i).id(), str(block.get_argument(i).get_type()))
+            for i in range(block.get_num_arguments())
+        ]
         records.append((name, operands, results, args))
 
     mod.walk(visit)
@@ -487,7 +504,6 @@ def cross_check(text: str, module: Module) -> None:
         assert len(operands) == len(op.operands), f"{name} operand count"
         for i, (vid, v) in enumerate(zip(operands, op.operands)):
             assert ids.get(vid) is v, f"{name} operand #{i} is linked to the wrong value"
-
 
 
 def post_order(op: Op) -> Iterator[Op]:

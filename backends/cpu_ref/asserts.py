@@ -13,15 +13,22 @@ import threading
 from typing import Any
 
 _lock = threading.Lock()
-_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
-                          ctypes.c_int64)
+_ENTRY = ctypes.CFUNCTYPE(
+    None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64
+)
 
 
 class _State(ctypes.Structure):
     """Mirror of codegen/debug.py's STATE_TYPE."""
 
-    _fields_ = [("failed", ctypes.c_int32), ("pid_x", ctypes.c_int32), ("pid_y", ctypes.c_int32),
-                ("pid_z", ctypes.c_int32), ("message", ctypes.c_char_p), ("location", ctypes.c_char_p)]
+    _fields_ = [
+        ("failed", ctypes.c_int32),
+        ("pid_x", ctypes.c_int32),
+        ("pid_y", ctypes.c_int32),
+        ("pid_z", ctypes.c_int32),
+        ("message", ctypes.c_char_p),
+        ("location", ctypes.c_char_p),
+    ]
 
 
 def _state_of(function: int) -> _State:

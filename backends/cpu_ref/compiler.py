@@ -34,9 +34,15 @@ def host_descriptor() -> TargetDescriptor:
     cpu, feature_str = host_cpu()
     features = tuple(sorted(f for f in feature_str.split(",") if f.startswith("+")))
     return TargetDescriptor(
-        name=NAME, arch=cpu, warp_size=1, max_threads_per_program=1 << 16, shared_memory_bytes=0,
-        vector_width_bits=_vector_bits(features), num_compute_units=len(os.sched_getaffinity(0)),
-        features=features)
+        name=NAME,
+        arch=cpu,
+        warp_size=1,
+        max_threads_per_program=1 << 16,
+        shared_memory_bytes=0,
+        vector_width_bits=_vector_bits(features),
+        num_compute_units=len(os.sched_getaffinity(0)),
+        features=features,
+    )
 
 
 def _convert_custom_types(input: Any, dst_ty: Any, fp_downcast_rounding: Any = None, _semantic: Any = None) -> Any:

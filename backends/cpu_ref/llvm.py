@@ -95,9 +95,11 @@ def load_object(name: str, obj: bytes) -> LoadedObject:
             lib = builder.link(_jit(), f"{name}.{next(_lib_ids)}")
         except RuntimeError as e:
             missing = [s for s in undefined_symbols(obj) if s not in symbols and not _in_process(s)]
-            raise ToolError(f"cpu_ref: cannot link kernel {name!r}: unresolved symbols {missing or '?'} ({e})\n"
-                            f"  symbols from active native plugins: {sorted(symbols) or 'none'} (extern_elementwise "
-                            f"symbols resolve against these and the process; see triton_backend_sdk.plugins)") from e
+            raise ToolError(
+                f"cpu_ref: cannot link kernel {name!r}: unresolved symbols {missing or '?'} ({e})\n"
+                f"  symbols from active native plugins: {sorted(symbols) or 'none'} (extern_elementwise "
+                f"symbols resolve against these and the process; see triton_backend_sdk.plugins)"
+            ) from e
         return LoadedObject(lib, lib[name])
 
 
@@ -113,7 +115,7 @@ def undefined_symbols(obj: bytes) -> list[str]:
 
     if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
         return []
-    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    (shoff,) = struct.unpack_from("<Q", obj, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
     out = []
@@ -125,5 +127,5 @@ def undefined_symbols(obj: bytes) -> list[str]:
             st_name, _info, _other, st_shndx = struct.unpack_from("<IBBH", obj, off)
             if st_shndx == 0 and st_name:
                 start = strtab[4] + st_name
-                out.append(obj[start:obj.index(b"\0", start)].decode())
+                out.append(obj[start : obj.index(b"\0", start)].decode())
     return out

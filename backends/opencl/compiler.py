@@ -93,8 +93,11 @@ class OpenCLBackend(TargetBackend):
             cpu = CPU_FEATURE in self.descriptor.features
             size = 1 if cpu else options.num_warps * self.descriptor.warp_size
         if size > self.descriptor.max_threads_per_program:
-            raise UnsupportedError(NAME, f"num_warps={options.num_warps} needs work-groups of {size} work-items; "
-                                   f"the device allows {self.descriptor.max_threads_per_program}")
+            raise UnsupportedError(
+                NAME,
+                f"num_warps={options.num_warps} needs work-groups of {size} work-items; "
+                f"the device allows {self.descriptor.max_threads_per_program}",
+            )
         return size
 
     def make_cl(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
@@ -104,12 +107,16 @@ class OpenCLBackend(TargetBackend):
         name = metadata.get("name") or _kernel_func(module, NAME).sym_name
         d = self.descriptor
         size = self.local_size(options)
-        rk = render_module(module, name, OPENCL_RULES, OPENCL, size, frozenset(d.features), d.arch,
-                           options.enable_fp_fusion)
+        rk = render_module(
+            module, name, OPENCL_RULES, OPENCL, size, frozenset(d.features), d.arch, options.enable_fp_fusion
+        )
         if rk.scratch_bytes > d.shared_memory_bytes:
-            raise UnsupportedError(NAME, f"kernel {name!r} needs {rk.scratch_bytes} bytes of local memory for its "
-                                   f"reductions/dots/layout changes; the device has {d.shared_memory_bytes} "
-                                   f"(use smaller blocks)")
+            raise UnsupportedError(
+                NAME,
+                f"kernel {name!r} needs {rk.scratch_bytes} bytes of local memory for its "
+                f"reductions/dots/layout changes; the device has {d.shared_memory_bytes} "
+                f"(use smaller blocks)",
+            )
         metadata["name"] = name
         metadata["shared"] = rk.scratch_bytes
         metadata["opencl_local_size"] = size

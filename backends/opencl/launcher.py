@@ -40,8 +40,9 @@ def _wrap_int(bits: int, dtype: Any, unsigned: bool = False) -> Callable[[Any], 
 
     def conv(v: Any) -> Any:
         if isinstance(v, float) or not hasattr(v, "__index__"):
-            raise TypeError(f"expected an integer for a {'u' if unsigned else 'i'}{bits} argument, got "
-                            f"{type(v).__name__} {v!r}")
+            raise TypeError(
+                f"expected an integer for a {'u' if unsigned else 'i'}{bits} argument, got {type(v).__name__} {v!r}"
+            )
         x = operator.index(v)
         if not lo <= x <= hi:
             raise TypeError(f"{x} is out of range for a {'u' if unsigned else 'i'}{bits} argument [{lo}, {hi}]")
@@ -77,11 +78,15 @@ def _memory(arg: Any, name: str) -> tuple[int, int, int]:
     if not hasattr(t, "untyped_storage") and hasattr(t, "base") and hasattr(t.base, "untyped_storage"):
         t = t.base  # triton.reinterpret(...) wrappers
     if not hasattr(t, "untyped_storage"):
-        raise TypeError(f"opencl: argument {name!r} must be a torch CPU tensor (got {type(arg).__name__}); raw "
-                        f"addresses cannot be given to an OpenCL device")
+        raise TypeError(
+            f"opencl: argument {name!r} must be a torch CPU tensor (got {type(arg).__name__}); raw "
+            f"addresses cannot be given to an OpenCL device"
+        )
     if t.device.type != "cpu":
-        raise TypeError(f"opencl: argument {name!r} is on device '{t.device}'; pass CPU tensors (the backend moves "
-                        f"them to the OpenCL device)")
+        raise TypeError(
+            f"opencl: argument {name!r} is on device '{t.device}'; pass CPU tensors (the backend moves "
+            f"them to the OpenCL device)"
+        )
     st = t.untyped_storage()
     base = st.data_ptr()
     return base, st.nbytes(), arg.data_ptr() - base
@@ -97,8 +102,10 @@ class Launcher:
         self.names = [names[i] for i in self.runtime_args]
         params = [list(p) for p in metadata.opencl_params]
         if len(params) != len(self.runtime_args):
-            raise TypeError(f"opencl: kernel {metadata.name!r} takes {len(params)} runtime arguments but its "
-                            f"signature has {len(self.runtime_args)}")
+            raise TypeError(
+                f"opencl: kernel {metadata.name!r} takes {len(params)} runtime arguments but its "
+                f"signature has {len(self.runtime_args)}"
+            )
         self.kinds = [p[0] for p in params]
         self.convert = [None if p[0] == "ptr" else _scalar_converter(p[1], p[2]) for p in params]
         self.written = set(metadata.opencl_written)
@@ -108,8 +115,19 @@ class Launcher:
         self.kernel_name = metadata.name
         self.prints = bool(getattr(metadata, "opencl_prints", False))
 
-    def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: int, packed_metadata: Any,
-                 launch_metadata: Any, enter_hook: Any, exit_hook: Any, *args: Any) -> None:
+    def __call__(
+        self,
+        gx: int,
+        gy: int,
+        gz: int,
+        stream: Any,
+        function: int,
+        packed_metadata: Any,
+        launch_metadata: Any,
+        enter_hook: Any,
+        exit_hook: Any,
+        *args: Any,
+    ) -> None:
         if enter_hook is not None:
             enter_hook(launch_metadata)
         if self.descriptors:

@@ -36,8 +36,10 @@ def cl() -> Any:
     try:
         import pyopencl
     except ImportError as e:
-        raise DeviceError("the opencl backend needs pyopencl: pip install 'triton-backend-sdk[opencl]' and an "
-                          "OpenCL driver (e.g. apt-get install pocl-opencl-icd)") from e
+        raise DeviceError(
+            "the opencl backend needs pyopencl: pip install 'triton-backend-sdk[opencl]' and an "
+            "OpenCL driver (e.g. apt-get install pocl-opencl-icd)"
+        ) from e
     return pyopencl
 
 
@@ -74,8 +76,11 @@ def _pick(spec: str, devices: tuple[Any, ...]) -> Any:
 
 def device_lines() -> list[str]:
     sel = selected_device()
-    return [f"[{i}] {_label(d)} | {d.opencl_c_version.strip()} | warp={_warp_size(d)} local={d.local_mem_size}"
-            f"{'  <- selected' if d == sel else ''}" for i, d in enumerate(all_devices())]
+    return [
+        f"[{i}] {_label(d)} | {d.opencl_c_version.strip()} | warp={_warp_size(d)} local={d.local_mem_size}"
+        f"{'  <- selected' if d == sel else ''}"
+        for i, d in enumerate(all_devices())
+    ]
 
 
 def listing() -> str:
@@ -109,8 +114,9 @@ def device_for_arch(arch: str | None) -> Any:
     for d in all_devices():
         if arch_of(d) == arch:
             return d
-    raise DeviceError(f"no OpenCL device with arch {arch!r} on this machine (OpenCL compiles for a present device); "
-                      f"{listing()}")
+    raise DeviceError(
+        f"no OpenCL device with arch {arch!r} on this machine (OpenCL compiles for a present device); {listing()}"
+    )
 
 
 def _warp_size(dev: Any) -> int:
@@ -149,13 +155,21 @@ def describe(arch: str | None = None) -> TargetDescriptor:
     if "cl_khr_fp64" not in feats:
         dtypes.discard("fp64")
     return TargetDescriptor(
-        name=NAME, arch=arch_of(dev), warp_size=_warp_size(dev), max_threads_per_program=dev.max_work_group_size,
-        shared_memory_bytes=dev.local_mem_size, local_memory_bytes=dev.local_mem_size,
-        vector_width_bits=max(128, 32 * dev.preferred_vector_width_float), num_compute_units=dev.max_compute_units,
-        supported_dtypes=frozenset(dtypes), features=feats)
+        name=NAME,
+        arch=arch_of(dev),
+        warp_size=_warp_size(dev),
+        max_threads_per_program=dev.max_work_group_size,
+        shared_memory_bytes=dev.local_mem_size,
+        local_memory_bytes=dev.local_mem_size,
+        vector_width_bits=max(128, 32 * dev.preferred_vector_width_float),
+        num_compute_units=dev.max_compute_units,
+        supported_dtypes=frozenset(dtypes),
+        features=feats,
+    )
 
 
 # ---- programs ------------------------------------------------------------------------------------------------------
+
 
 def build_options(features: tuple[str, ...] | frozenset[str]) -> list[str]:
     opts = list(BUILD_OPTIONS)
@@ -168,8 +182,15 @@ def source_excerpt(source: str, log: str, context: int = 4) -> str:
     """The generated source around each line the compiler log complains about, with line numbers."""
     lines = source.splitlines()
     # PoCL: "error: /tmp/x.cl:3:14: msg"; NVIDIA: "<kernel>:3:14: error: msg"
-    wanted = sorted({int(m.group(1)) for line in log.splitlines() if "error" in line.lower()
-                     for m in [re.search(r":(\d+):\d+:", line)] if m})[:3]
+    wanted = sorted(
+        {
+            int(m.group(1))
+            for line in log.splitlines()
+            if "error" in line.lower()
+            for m in [re.search(r":(\d+):\d+:", line)]
+            if m
+        }
+    )[:3]
     out = []
     for n in wanted:
         lo, hi = max(1, n - context), min(len(lines), n + context)
@@ -195,9 +216,11 @@ def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     pyopencl = cl()
     libs = _triton_plugin_libraries()
     if libs and is_pocl(dev):
-        raise ToolError(f"[opencl] cannot build kernel {name!r} with PoCL in a process that loaded Triton C++ plugin "
-                        f"libraries ({', '.join(libs)}): Triton loads them into the global symbol scope, where their "
-                        f"LLVM replaces PoCL's own (PoCL then aborts or hangs). Run the plugin in another process.")
+        raise ToolError(
+            f"[opencl] cannot build kernel {name!r} with PoCL in a process that loaded Triton C++ plugin "
+            f"libraries ({', '.join(libs)}): Triton loads them into the global symbol scope, where their "
+            f"LLVM replaces PoCL's own (PoCL then aborts or hangs). Run the plugin in another process."
+        )
     rt = runtime_for(dev)
     prg = pyopencl.Program(rt.context, source)
     try:
@@ -205,10 +228,12 @@ def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     except pyopencl.Error as e:
         log = _build_log(prg, dev) or str(e)
         excerpt = source_excerpt(source, log)
-        raise ToolError(f"[opencl] the OpenCL compiler of {_label(dev)!r} rejected kernel {name!r} "
-                        f"(options {' '.join(options)}):\n{log.strip()}\n--- generated source around the error ---\n"
-                        f"{excerpt or '(no line numbers in the log)'}\n  repro: set TRITON_SDK_DUMP_DIR=<dir> and "
-                        f"rerun; the OpenCL C is <dir>/{name}/*.cl") from None
+        raise ToolError(
+            f"[opencl] the OpenCL compiler of {_label(dev)!r} rejected kernel {name!r} "
+            f"(options {' '.join(options)}):\n{log.strip()}\n--- generated source around the error ---\n"
+            f"{excerpt or '(no line numbers in the log)'}\n  repro: set TRITON_SDK_DUMP_DIR=<dir> and "
+            f"rerun; the OpenCL C is <dir>/{name}/*.cl"
+        ) from None
     return prg
 
 
@@ -232,9 +257,16 @@ def build_container(arch: str, source: str, name: str, local_size: int) -> bytes
     options = build_options(features_of(dev))
     prg = build_program(dev, source, name, options)
     binary = prg.binaries[0] if prg.binaries and not is_pocl(dev) else b""
-    header = json.dumps({"name": name, "arch": arch, "options": options, "local_size": local_size,
-                         "binary": len(binary),
-                         "source": len(source.encode())}).encode()
+    header = json.dumps(
+        {
+            "name": name,
+            "arch": arch,
+            "options": options,
+            "local_size": local_size,
+            "binary": len(binary),
+            "source": len(source.encode()),
+        }
+    ).encode()
     return CONTAINER_MAGIC + len(header).to_bytes(4, "little") + header + binary + source.encode()
 
 
@@ -242,11 +274,11 @@ def parse_container(blob: bytes) -> tuple[dict, bytes, str]:
     if not blob.startswith(CONTAINER_MAGIC):
         raise ToolError("[opencl] not an opencl kernel binary (bad magic)")
     pos = len(CONTAINER_MAGIC)
-    n = int.from_bytes(blob[pos:pos + 4], "little")
-    header = json.loads(blob[pos + 4:pos + 4 + n])
+    n = int.from_bytes(blob[pos : pos + 4], "little")
+    header = json.loads(blob[pos + 4 : pos + 4 + n])
     pos += 4 + n
-    binary = blob[pos:pos + header["binary"]]
-    source = blob[pos + header["binary"]:].decode()
+    binary = blob[pos : pos + header["binary"]]
+    source = blob[pos + header["binary"] :].decode()
     return header, binary, source
 
 
@@ -283,13 +315,16 @@ def load_kernel(blob: bytes) -> LoadedKernel:
     kernel = pyopencl.Kernel(cached, header["name"])
     wg = kernel.get_work_group_info(pyopencl.kernel_work_group_info.WORK_GROUP_SIZE, dev)
     if local_size > wg:
-        raise ToolError(f"[opencl] kernel {header['name']!r} needs work-groups of {local_size} work-items but "
-                        f"{_label(dev)!r} can run it with at most {wg} (too many registers); lower num_warps or the "
-                        f"block sizes")
+        raise ToolError(
+            f"[opencl] kernel {header['name']!r} needs work-groups of {local_size} work-items but "
+            f"{_label(dev)!r} can run it with at most {wg} (too many registers); lower num_warps or the "
+            f"block sizes"
+        )
     return LoadedKernel(cached, kernel, header["name"], dev, threading.Lock(), wg, local_size)
 
 
 # ---- per-device state: context, queue, memory --------------------------------------------------------------------
+
 
 class DeviceRuntime:
     """Context and queue of one device, its loaded programs, and how torch CPU memory reaches it.
@@ -304,7 +339,8 @@ class DeviceRuntime:
         self.device = dev
         self.context = pyopencl.Context([dev])
         self.queue = pyopencl.CommandQueue(
-            self.context, dev, properties=pyopencl.command_queue_properties.PROFILING_ENABLE)
+            self.context, dev, properties=pyopencl.command_queue_properties.PROFILING_ENABLE
+        )
         #: the last kernel launch's event (device timing for benchmarks: `event.profile.end - .start` in ns)
         self.last_event: Any = None
         self.programs: dict[str, Any] = {}

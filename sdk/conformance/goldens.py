@@ -24,9 +24,24 @@ FULL_BYTES = 16 * 1024
 SAMPLES = 256
 DEFAULT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cuda_goldens.json.gz")
 
-_DTYPES = {str(d).removeprefix("torch."): d for d in (
-    torch.bool, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32,
-    torch.uint64, torch.float16, torch.bfloat16, torch.float32, torch.float64)}
+_DTYPES = {
+    str(d).removeprefix("torch."): d
+    for d in (
+        torch.bool,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.uint8,
+        torch.uint16,
+        torch.uint32,
+        torch.uint64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+    )
+}
 
 
 def golden_tolerance(tol: Tolerance) -> Tolerance:
@@ -54,8 +69,11 @@ def _sample_positions(n: int, seed: int) -> list[int]:
 def encode_output(t: torch.Tensor, seed: int) -> dict[str, Any]:
     t = t.detach().cpu().contiguous()
     raw = t.view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-    rec: dict[str, Any] = {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
-                           "sha256": hashlib.sha256(raw).hexdigest()}
+    rec: dict[str, Any] = {
+        "dtype": str(t.dtype).removeprefix("torch."),
+        "shape": list(t.shape),
+        "sha256": hashlib.sha256(raw).hexdigest(),
+    }
     if len(raw) <= FULL_BYTES:
         rec["data"] = base64.b64encode(raw).decode()
     else:
@@ -89,10 +107,19 @@ class GoldenSet:
         with gzip.open(path, "wt") as f:
             json.dump({"meta": self.meta, "records": self.records}, f, sort_keys=True)
 
-    def add(self, case: str, dtype: str, shape: tuple[int, ...], seed: int, outcome: str,
-            outputs: list[torch.Tensor], message: str = "") -> None:
+    def add(
+        self,
+        case: str,
+        dtype: str,
+        shape: tuple[int, ...],
+        seed: int,
+        outcome: str,
+        outputs: list[torch.Tensor],
+        message: str = "",
+    ) -> None:
         self.records[key(case, dtype, shape, seed)] = {
-            "outcome": outcome, "message": message[:500],
+            "outcome": outcome,
+            "message": message[:500],
             "outputs": [encode_output(o, seed) for o in outputs],
         }
 

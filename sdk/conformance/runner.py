@@ -93,9 +93,13 @@ class Report:
         return [r for r in self.results if r.outcome in ("fail", "error")]
 
     def to_json(self, path: str) -> None:
-        data = {"backend": self.backend, "reference": self.reference, "meta": self.meta,
-                "summary": {"passed": self.passed, "failed": self.failed, "unsupported": self.unsupported},
-                "results": [{k: v for k, v in asdict(r).items() if k != "outputs"} for r in self.results]}
+        data = {
+            "backend": self.backend,
+            "reference": self.reference,
+            "meta": self.meta,
+            "summary": {"passed": self.passed, "failed": self.failed, "unsupported": self.unsupported},
+            "results": [{k: v for k, v in asdict(r).items() if k != "outputs"} for r in self.results],
+        }
         with open(path, "w") as f:
             json.dump(data, f, indent=1)
 
@@ -105,13 +109,18 @@ class Report:
             name = escape(f"{r.case}[{r.dtype}-{'x'.join(map(str, r.shape))}]", {'"': "&quot;"})
             body = ""
             if r.outcome in ("fail", "error"):
-                body = f'<failure message="{escape(r.message[:300], {chr(34): "&quot;"})}">{escape(r.message)}</failure>'
+                body = (
+                    f'<failure message="{escape(r.message[:300], {chr(34): "&quot;"})}">{escape(r.message)}</failure>'
+                )
             elif r.outcome == "unsupported":
                 body = f'<skipped message="unsupported: {escape(r.message[:300], {chr(34): "&quot;"})}"/>'
             cases.append(f'  <testcase classname="{escape(r.feature)}" name="{name}">{body}</testcase>')
-        xml = (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="conformance-{self.backend}" '
-               f'tests="{len(self.results)}" failures="{self.failed}" skipped="{self.unsupported}">\n'
-               + "\n".join(cases) + "\n</testsuite>\n")
+        xml = (
+            f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="conformance-{self.backend}" '
+            f'tests="{len(self.results)}" failures="{self.failed}" skipped="{self.unsupported}">\n'
+            + "\n".join(cases)
+            + "\n</testsuite>\n"
+        )
         with open(path, "w") as f:
             f.write(xml)
 
@@ -136,8 +145,14 @@ def _progress(i: int, n: int, label: str) -> None:
     sys.stderr.flush()
 
 
-def run(backend: str | None = None, reference: str = "torch", filter: str | None = None, seed: int = 0,
-        progress: Callable[[int, int, str], None] | None = None, goldens_path: str | None = None) -> Report:
+def run(
+    backend: str | None = None,
+    reference: str = "torch",
+    filter: str | None = None,
+    seed: int = 0,
+    progress: Callable[[int, int, str], None] | None = None,
+    goldens_path: str | None = None,
+) -> Report:
     """Run the conformance suite on `backend` (default: Triton's active driver) and compare with `reference`."""
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
@@ -174,8 +189,11 @@ def run(backend: str | None = None, reference: str = "torch", filter: str | None
 
 def _compare_interpreted(report: Report, runs: list[tuple[Case, str, tuple[int, ...]]], seed: int) -> None:
     """Replace the torch verdict by the interpreter's where the interpreter can run the case (noted otherwise)."""
-    todo = [(i, c, d, s) for i, (c, d, s) in enumerate(runs)
-            if report.results[i].outcome in ("pass", "fail") and c.interpreter]
+    todo = [
+        (i, c, d, s)
+        for i, (c, d, s) in enumerate(runs)
+        if report.results[i].outcome in ("pass", "fail") and c.interpreter
+    ]
     interpreted = run_interpreted([(c.name, d, s) for _, c, d, s in todo], seed) if todo else {}
     for i, c, d, s in todo:
         res = report.results[i]
@@ -190,8 +208,15 @@ def _compare_interpreted(report: Report, runs: list[tuple[Case, str, tuple[int, 
             report.results[i].message = "vs torch: the interpreter cannot run this case"
 
 
-def _run_one(case: Case, dtype: str, shape: tuple[int, ...], seed: int, reference: str,
-             golden_set: G.GoldenSet | None, previous_driver: Any) -> CaseResult:
+def _run_one(
+    case: Case,
+    dtype: str,
+    shape: tuple[int, ...],
+    seed: int,
+    reference: str,
+    golden_set: G.GoldenSet | None,
+    previous_driver: Any,
+) -> CaseResult:
     res = run_case(case, dtype, shape, seed)
     if res.outcome not in ("pass", "fail") or reference == "torch":
         return res

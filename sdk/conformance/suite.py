@@ -63,8 +63,9 @@ def _launch(kernel, launch: Launch) -> None:
     kernel[launch.grid](*launch.args, **launch.constexprs, **launch.options)
 
 
-def check_outputs(case: Case, dtype: str, launch: Launch, outputs: list[torch.Tensor],
-                  expected: list[torch.Tensor]) -> tuple[bool, float, str]:
+def check_outputs(
+    case: Case, dtype: str, launch: Launch, outputs: list[torch.Tensor], expected: list[torch.Tensor]
+) -> tuple[bool, float, str]:
     tol = case.tolerance_for(dtype)
     worst, passed, messages = 0.0, True, []
     for i, (got, want) in enumerate(zip(outputs, expected)):
@@ -110,8 +111,9 @@ def _interpret_here(case: Case, dtype: str, shape: tuple[int, ...], seed: int) -
     return [_tensor(launch.args[i]) for i in launch.outputs]
 
 
-def run_interpreted(items: list[tuple[str, str, tuple[int, ...]]], seed: int = 0,
-                    timeout: float = 900.0) -> dict[tuple[str, str, tuple[int, ...]], list[torch.Tensor] | str]:
+def run_interpreted(
+    items: list[tuple[str, str, tuple[int, ...]]], seed: int = 0, timeout: float = 900.0
+) -> dict[tuple[str, str, tuple[int, ...]], list[torch.Tensor] | str]:
     """Outputs of (case name, dtype, shape) items run by Triton's interpreter on the same inputs; an item the
     interpreter cannot run maps to its error message. The interpreter needs TRITON_INTERPRET=1 before triton is
     imported, so the items run in one child process unless this process already has it."""
@@ -128,13 +130,18 @@ def run_interpreted(items: list[tuple[str, str, tuple[int, ...]]], seed: int = 0
         with open(spec, "w") as f:
             json.dump({"seed": seed, "items": [[n, dt, list(s)] for n, dt, s in items]}, f)
         env = dict(os.environ, TRITON_INTERPRET="1")
-        subprocess.run([sys.executable, "-m", "triton_backend_sdk.conformance.suite", spec, result], env=env,
-                       check=True, timeout=timeout)
+        subprocess.run(
+            [sys.executable, "-m", "triton_backend_sdk.conformance.suite", spec, result],
+            env=env,
+            check=True,
+            timeout=timeout,
+        )
         return torch.load(result)
 
 
-def compare_with_interpreter(case: Case, dtype: str, launch: Launch, outputs: list[torch.Tensor],
-                             interpreted: list[torch.Tensor]) -> tuple[bool, float, str]:
+def compare_with_interpreter(
+    case: Case, dtype: str, launch: Launch, outputs: list[torch.Tensor], interpreted: list[torch.Tensor]
+) -> tuple[bool, float, str]:
     """Whether a backend's `outputs` agree with the interpreter's for the same inputs, under the case's tolerance."""
     return check_outputs(case, dtype, launch, outputs, interpreted)
 

@@ -1,8 +1,8 @@
 """SDK-owned IR for Triton kernels: types, attributes, ops, TTIR reader and printer, verifier.
 
-    module = parse_ttir(compiled.asm["ttir"])   # TTIR text (Triton 3.7 or 3.9) -> Module
-    verify(module)                              # IRVerificationError naming op and location if malformed
-    text = print_module(module)                 # Module -> TTIR-like text that parse_ttir reads back
+module = parse_ttir(compiled.asm["ttir"])   # TTIR text (Triton 3.7 or 3.9) -> Module
+verify(module)                              # IRVerificationError naming op and location if malformed
+text = print_module(module)                 # Module -> TTIR-like text that parse_ttir reads back
 """
 
 from .attrs import (
@@ -87,9 +87,14 @@ __all__ = [
 # The reader, printer and verifier load on first use: Triton imports SDK backends during `import triton`, and
 # nothing there needs them until a kernel is compiled.
 _LAZY = {
-    "print_module": "printer", "print_op": "printer",
-    "TTIRParseError": "reader", "parse_attribute": "reader", "parse_ttir": "reader", "parse_type": "reader",
-    "IRVerificationError": "verifier", "verify": "verifier",
+    "print_module": "printer",
+    "print_op": "printer",
+    "TTIRParseError": "reader",
+    "parse_attribute": "reader",
+    "parse_ttir": "reader",
+    "parse_type": "reader",
+    "IRVerificationError": "verifier",
+    "verify": "verifier",
 }
 
 
@@ -100,4 +105,3 @@ def __getattr__(name: str) -> object:
     import importlib
 
     return getattr(importlib.import_module(f"{__name__}.{mod}"), name)
-

@@ -104,5 +104,18 @@ class OpaqueAttr:
     text: str
 
 
-Attribute = (IntegerAttr | FloatAttr | BoolAttr | StringAttr | UnitAttr | TypeAttr | SymbolRefAttr | DenseAttr
-             | DenseArrayAttr | ArrayAttr | DictAttr | OpaqueAttr | EnumAttr)
+Attribute = (
+    IntegerAttr
+    | FloatAttr
+    | BoolAttr
+    | StringAttr
+    | UnitAttr
+    | TypeAttr
+    | SymbolRefAttr
+    | DenseAttr
+    | DenseArrayAttr
+    | ArrayAttr
+    | DictAttr
+    | OpaqueAttr
+    | EnumAttr
+)

@@ -66,8 +66,9 @@ class OpResult(Value):
 class BlockArgument(Value):
     __slots__ = ("block", "index", "loc")
 
-    def __init__(self, type: Type, block: Block, index: int, name: str | None = None,
-                 loc: Location | None = None) -> None:
+    def __init__(
+        self, type: Type, block: Block, index: int, name: str | None = None, loc: Location | None = None
+    ) -> None:
         super().__init__(type, name)
         self.block = block
         self.index = index
@@ -79,10 +80,13 @@ class BlockArgument(Value):
 
 
 class Block:
-    def __init__(self, arg_types: Sequence[Type] = (), arg_names: Sequence[str | None] = (),
-                 label: str | None = None) -> None:
+    def __init__(
+        self, arg_types: Sequence[Type] = (), arg_names: Sequence[str | None] = (), label: str | None = None
+    ) -> None:
         names = list(arg_names) + [None] * (len(arg_types) - len(arg_names))
-        self.args: list[BlockArgument] = [BlockArgument(t, self, i, n) for i, (t, n) in enumerate(zip(arg_types, names))]
+        self.args: list[BlockArgument] = [
+            BlockArgument(t, self, i, n) for i, (t, n) in enumerate(zip(arg_types, names))
+        ]
         self.ops: list[Op] = []
         self.parent: Region | None = None
         self.label = label
@@ -139,10 +143,16 @@ class Op:
     pure: ClassVar[bool] = False
     terminator: ClassVar[bool] = False
 
-    def __init__(self, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
-                 attrs: dict[str, Attribute] | None = None, regions: Sequence[Region] = (),
-                 loc: Location | None = None, result_names: Sequence[str | None] = (),
-                 successors: Sequence[Block] = ()) -> None:
+    def __init__(
+        self,
+        operands: Sequence[Value] = (),
+        result_types: Sequence[Type] = (),
+        attrs: dict[str, Attribute] | None = None,
+        regions: Sequence[Region] = (),
+        loc: Location | None = None,
+        result_names: Sequence[str | None] = (),
+        successors: Sequence[Block] = (),
+    ) -> None:
         self.operands: list[Value] = []
         for v in operands:
             self._add_operand(v)
@@ -207,8 +217,9 @@ class Op:
 class Module:
     """A TTIR module: a list of top-level ops (normally `tt.func`) and module attributes."""
 
-    def __init__(self, ops: Sequence[Op] = (), attrs: dict[str, Attribute] | None = None,
-                 loc: Location | None = None) -> None:
+    def __init__(
+        self, ops: Sequence[Op] = (), attrs: dict[str, Attribute] | None = None, loc: Location | None = None
+    ) -> None:
         self.body = Block()
         for op in ops:
             self.body.append(op)

@@ -89,6 +89,7 @@ class UnknownOp(Op):
 # ---------------------------------------------------------------------------------------------------------------------
 # Families. A rule may be registered for a family class and then covers every member.
 
+
 class ElementwiseOp(Op):
     elementwise = True
     pure = True
@@ -134,35 +135,99 @@ def _define(base: type[Op], cls_name: str, op_name: str, **extra) -> type[Op]:
 
 
 _INT_BINARY = {
-    "AddI": "arith.addi", "SubI": "arith.subi", "MulI": "arith.muli", "DivSI": "arith.divsi", "DivUI": "arith.divui",
-    "RemSI": "arith.remsi", "RemUI": "arith.remui", "MinSI": "arith.minsi", "MaxSI": "arith.maxsi",
-    "MinUI": "arith.minui", "MaxUI": "arith.maxui", "ShLI": "arith.shli", "ShRSI": "arith.shrsi",
-    "ShRUI": "arith.shrui", "AndI": "arith.andi", "OrI": "arith.ori", "XOrI": "arith.xori",
-    "CeilDivSI": "arith.ceildivsi", "CeilDivUI": "arith.ceildivui", "FloorDivSI": "arith.floordivsi",
+    "AddI": "arith.addi",
+    "SubI": "arith.subi",
+    "MulI": "arith.muli",
+    "DivSI": "arith.divsi",
+    "DivUI": "arith.divui",
+    "RemSI": "arith.remsi",
+    "RemUI": "arith.remui",
+    "MinSI": "arith.minsi",
+    "MaxSI": "arith.maxsi",
+    "MinUI": "arith.minui",
+    "MaxUI": "arith.maxui",
+    "ShLI": "arith.shli",
+    "ShRSI": "arith.shrsi",
+    "ShRUI": "arith.shrui",
+    "AndI": "arith.andi",
+    "OrI": "arith.ori",
+    "XOrI": "arith.xori",
+    "CeilDivSI": "arith.ceildivsi",
+    "CeilDivUI": "arith.ceildivui",
+    "FloorDivSI": "arith.floordivsi",
     "MulhiUI": "tt.mulhiui",
 }
 _FLOAT_BINARY = {
-    "AddF": "arith.addf", "SubF": "arith.subf", "MulF": "arith.mulf", "DivF": "arith.divf", "RemF": "arith.remf",
-    "MaxNumF": "arith.maxnumf", "MinNumF": "arith.minnumf", "MaximumF": "arith.maximumf",
-    "MinimumF": "arith.minimumf", "PreciseDivF": "tt.precise_divf", "ApproxDivF": "tt.approx_divf",
-    "PowF": "math.powf", "Atan2": "math.atan2", "CopySign": "math.copysign",
+    "AddF": "arith.addf",
+    "SubF": "arith.subf",
+    "MulF": "arith.mulf",
+    "DivF": "arith.divf",
+    "RemF": "arith.remf",
+    "MaxNumF": "arith.maxnumf",
+    "MinNumF": "arith.minnumf",
+    "MaximumF": "arith.maximumf",
+    "MinimumF": "arith.minimumf",
+    "PreciseDivF": "tt.precise_divf",
+    "ApproxDivF": "tt.approx_divf",
+    "PowF": "math.powf",
+    "Atan2": "math.atan2",
+    "CopySign": "math.copysign",
 }
 _FLOAT_UNARY = {
-    "NegF": "arith.negf", "Exp": "math.exp", "Exp2": "math.exp2", "Expm1": "math.expm1", "Log": "math.log",
-    "Log2": "math.log2", "Log10": "math.log10", "Log1p": "math.log1p", "Sin": "math.sin", "Cos": "math.cos",
-    "Tan": "math.tan", "Asin": "math.asin", "Acos": "math.acos", "Atan": "math.atan", "Sinh": "math.sinh",
-    "Cosh": "math.cosh", "Tanh": "math.tanh", "Asinh": "math.asinh", "Acosh": "math.acosh", "Atanh": "math.atanh",
-    "Sqrt": "math.sqrt", "Rsqrt": "math.rsqrt", "Cbrt": "math.cbrt", "AbsF": "math.absf", "Floor": "math.floor",
-    "Ceil": "math.ceil", "Trunc": "math.trunc", "Round": "math.round", "RoundEven": "math.roundeven",
-    "Erf": "math.erf", "Erfc": "math.erfc", "PreciseSqrt": "tt.precise_sqrt",
+    "NegF": "arith.negf",
+    "Exp": "math.exp",
+    "Exp2": "math.exp2",
+    "Expm1": "math.expm1",
+    "Log": "math.log",
+    "Log2": "math.log2",
+    "Log10": "math.log10",
+    "Log1p": "math.log1p",
+    "Sin": "math.sin",
+    "Cos": "math.cos",
+    "Tan": "math.tan",
+    "Asin": "math.asin",
+    "Acos": "math.acos",
+    "Atan": "math.atan",
+    "Sinh": "math.sinh",
+    "Cosh": "math.cosh",
+    "Tanh": "math.tanh",
+    "Asinh": "math.asinh",
+    "Acosh": "math.acosh",
+    "Atanh": "math.atanh",
+    "Sqrt": "math.sqrt",
+    "Rsqrt": "math.rsqrt",
+    "Cbrt": "math.cbrt",
+    "AbsF": "math.absf",
+    "Floor": "math.floor",
+    "Ceil": "math.ceil",
+    "Trunc": "math.trunc",
+    "Round": "math.round",
+    "RoundEven": "math.roundeven",
+    "Erf": "math.erf",
+    "Erfc": "math.erfc",
+    "PreciseSqrt": "tt.precise_sqrt",
 }
-_INT_UNARY = {"AbsI": "math.absi", "CountLeadingZeros": "math.ctlz", "CountTrailingZeros": "math.cttz",
-              "CtPop": "math.ctpop"}
+_INT_UNARY = {
+    "AbsI": "math.absi",
+    "CountLeadingZeros": "math.ctlz",
+    "CountTrailingZeros": "math.cttz",
+    "CtPop": "math.ctpop",
+}
 _CASTS = {
-    "ExtSI": "arith.extsi", "ExtUI": "arith.extui", "TruncI": "arith.trunci", "ExtF": "arith.extf",
-    "TruncF": "arith.truncf", "SIToFP": "arith.sitofp", "UIToFP": "arith.uitofp", "FPToSI": "arith.fptosi",
-    "FPToUI": "arith.fptoui", "ArithBitcast": "arith.bitcast", "IndexCast": "arith.index_cast",
-    "IndexCastUI": "arith.index_castui", "TTBitcast": "tt.bitcast", "IntToPtr": "tt.int_to_ptr",
+    "ExtSI": "arith.extsi",
+    "ExtUI": "arith.extui",
+    "TruncI": "arith.trunci",
+    "ExtF": "arith.extf",
+    "TruncF": "arith.truncf",
+    "SIToFP": "arith.sitofp",
+    "UIToFP": "arith.uitofp",
+    "FPToSI": "arith.fptosi",
+    "FPToUI": "arith.fptoui",
+    "ArithBitcast": "arith.bitcast",
+    "IndexCast": "arith.index_cast",
+    "IndexCastUI": "arith.index_castui",
+    "TTBitcast": "tt.bitcast",
+    "IntToPtr": "tt.int_to_ptr",
     "PtrToInt": "tt.ptr_to_int",
 }
 
@@ -269,6 +334,7 @@ class ElementwiseInlineAsm(Op):
 # ---------------------------------------------------------------------------------------------------------------------
 # Functions and calls
 
+
 @register_op
 class Func(Op):
     """`tt.func`; one region whose entry block's arguments are the kernel parameters."""
@@ -326,6 +392,7 @@ class Call(Op):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Program ids and tensor creation / shape ops
+
 
 @register_op
 class GetProgramId(Op):
@@ -448,6 +515,7 @@ class Histogram(Op):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Memory
+
 
 @register_op
 class AddPtr(BinaryOp):
@@ -654,11 +722,11 @@ class MakeTensorDescriptor(Op):
 
     @property
     def shape(self) -> list[Value]:
-        return self.operands[1:1 + (len(self.operands) - 1) // 2]
+        return self.operands[1 : 1 + (len(self.operands) - 1) // 2]
 
     @property
     def strides(self) -> list[Value]:
-        return self.operands[1 + (len(self.operands) - 1) // 2:]
+        return self.operands[1 + (len(self.operands) - 1) // 2 :]
 
 
 @register_op
@@ -705,6 +773,7 @@ class DescriptorStore(Op):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Reductions, scans, dot
+
 
 @register_op
 class Reduce(Op):
@@ -777,6 +846,7 @@ class DotScaled(Op):
 # ---------------------------------------------------------------------------------------------------------------------
 # Debug ops
 
+
 @register_op
 class Print(Op):
     name = "tt.print"
@@ -824,6 +894,7 @@ class Assume(Op):
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Structured and unstructured control flow
+
 
 @register_op
 class For(Op):
@@ -919,5 +990,3 @@ class CondBr(Op):
 @register_op
 class CfAssert(Op):
     name = "cf.assert"
-
-

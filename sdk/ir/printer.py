@@ -60,8 +60,12 @@ def _key(name: str) -> str:
     return name if _IDENT.match(name) else _escape(name)
 
 
-_HEX_FORMATS = {FloatKind.F16: ("<e", "<H", 4), FloatKind.F32: ("<f", "<I", 8), FloatKind.TF32: ("<f", "<I", 8),
-                FloatKind.F64: ("<d", "<Q", 16)}
+_HEX_FORMATS = {
+    FloatKind.F16: ("<e", "<H", 4),
+    FloatKind.F32: ("<f", "<I", 8),
+    FloatKind.TF32: ("<f", "<I", 8),
+    FloatKind.F64: ("<d", "<Q", 16),
+}
 
 
 def _float_bits(v: float, t: FloatType) -> str:
@@ -362,7 +366,7 @@ def _p_same(w: Writer, op: Op) -> str | None:
 def _fastmath(op: Op) -> str:
     fm = op.attrs.get("fastmath")
     if isinstance(fm, OpaqueAttr) and fm.text.startswith("#arith.fastmath<"):
-        return " fastmath" + fm.text[len("#arith.fastmath"):]
+        return " fastmath" + fm.text[len("#arith.fastmath") :]
     return ""
 
 
@@ -370,8 +374,7 @@ def _p_cast(w: Writer, op: Op) -> str | None:
     if len(op.operands) != 1 or len(op.results) != 1:
         return None
     src = op.operands[0]
-    return (f" {w.v(src)}{_fastmath(op)}{w.attr_dict(op.attrs, ('fastmath',))} : {src.type} to "
-            f"{op.results[0].type}")
+    return f" {w.v(src)}{_fastmath(op)}{w.attr_dict(op.attrs, ('fastmath',))} : {src.type} to {op.results[0].type}"
 
 
 def _kw(op: Op, names: tuple[str, ...]) -> str:
@@ -386,16 +389,21 @@ def _kw(op: Op, names: tuple[str, ...]) -> str:
 
 def _p_arrow(units: tuple[str, ...] = (), after: tuple[str, ...] = ()) -> OpPrinter:
     def p(w: Writer, op: Op) -> str | None:
-        if not op.results or not op.operands or any(not isinstance(op.attrs.get(k), EnumAttr) for k in after
-                                                     if k in op.attrs):
+        if (
+            not op.results
+            or not op.operands
+            or any(not isinstance(op.attrs.get(k), EnumAttr) for k in after if k in op.attrs)
+        ):
             return None
         flags = "".join(f" {u}" for u in units if isinstance(op.attrs.get(u), UnitAttr))
         res = op.results[0].type
         if any(r.type != res for r in op.results):
             return None
         src_types = [op.operands[0].type] if op.op_name in _ONE_TYPE else [v.type for v in op.operands]
-        return (f" {w.vs(op.operands)}{flags}{w.attr_dict(op.attrs, units + after)}{_kw(op, after)} : "
-                f"{_types(src_types)} -> {res}")
+        return (
+            f" {w.vs(op.operands)}{flags}{w.attr_dict(op.attrs, units + after)}{_kw(op, after)} : "
+            f"{_types(src_types)} -> {res}"
+        )
 
     return p
 
@@ -417,8 +425,10 @@ def _p_cmp(w: Writer, op: Op) -> str | None:
     pred = op.attrs.get("predicate")
     if not isinstance(pred, EnumAttr) or len(op.operands) != 2:
         return None
-    return (f" {pred.value.value}, {w.vs(op.operands)}{_fastmath(op)}"
-            f"{w.attr_dict(op.attrs, ('predicate', 'fastmath'))} : {op.operands[0].type}")
+    return (
+        f" {pred.value.value}, {w.vs(op.operands)}{_fastmath(op)}"
+        f"{w.attr_dict(op.attrs, ('predicate', 'fastmath'))} : {op.operands[0].type}"
+    )
 
 
 def _p_select(w: Writer, op: Op) -> str | None:
@@ -469,15 +479,13 @@ def _cache_kws(op: Op) -> str:
 def _p_load(w: Writer, op: Op) -> str | None:
     if not 1 <= len(op.operands) <= 3:
         return None
-    return (f" {w.vs(op.operands)}{_cache_kws(op)}{w.attr_dict(op.attrs, ('cache', 'evict'))} : "
-            f"{op.operands[0].type}")
+    return f" {w.vs(op.operands)}{_cache_kws(op)}{w.attr_dict(op.attrs, ('cache', 'evict'))} : {op.operands[0].type}"
 
 
 def _p_store(w: Writer, op: Op) -> str | None:
     if not 2 <= len(op.operands) <= 3:
         return None
-    return (f" {w.vs(op.operands)}{_cache_kws(op)}{w.attr_dict(op.attrs, ('cache', 'evict'))} : "
-            f"{op.operands[0].type}")
+    return f" {w.vs(op.operands)}{_cache_kws(op)}{w.attr_dict(op.attrs, ('cache', 'evict'))} : {op.operands[0].type}"
 
 
 def _p_addptr(w: Writer, op: Op) -> str | None:
@@ -506,24 +514,30 @@ def _p_atomic_poll(w: Writer, op: Op) -> str | None:
     if not isinstance(sem, EnumAttr) or not isinstance(scope, EnumAttr) or len(op.operands) not in (2, 3):
         return None
     timeout = f" timeout {w.v(op.operands[2])}" if len(op.operands) == 3 else ""
-    return (f" {sem.value.value}, {scope.value.value}, {w.vs(op.operands[:2])}{timeout}"
-            f"{w.attr_dict(op.attrs, ('sem', 'scope'))} : {op.operands[0].type}, {op.operands[1].type} -> "
-            f"{op.results[0].type}")
+    return (
+        f" {sem.value.value}, {scope.value.value}, {w.vs(op.operands[:2])}{timeout}"
+        f"{w.attr_dict(op.attrs, ('sem', 'scope'))} : {op.operands[0].type}, {op.operands[1].type} -> "
+        f"{op.results[0].type}"
+    )
 
 
 def _p_dot(w: Writer, op: Op) -> str | None:
     if len(op.operands) != 3:
         return None
     a, b, _ = op.operands
-    return (f" {w.vs(op.operands)}{_kw(op, ('inputPrecision',))}{w.attr_dict(op.attrs, ('inputPrecision',))} : "
-            f"{a.type} * {b.type} -> {op.results[0].type}")
+    return (
+        f" {w.vs(op.operands)}{_kw(op, ('inputPrecision',))}{w.attr_dict(op.attrs, ('inputPrecision',))} : "
+        f"{a.type} * {b.type} -> {op.results[0].type}"
+    )
 
 
 def _p_clampf(w: Writer, op: Op) -> str | None:
     if not isinstance(op.attrs.get("propagateNan"), EnumAttr):
         return None
-    return (f" {w.vs(op.operands)}{_kw(op, ('propagateNan',))}{w.attr_dict(op.attrs, ('propagateNan',))} : "
-            f"{op.results[0].type}")
+    return (
+        f" {w.vs(op.operands)}{_kw(op, ('propagateNan',))}{w.attr_dict(op.attrs, ('propagateNan',))} : "
+        f"{op.results[0].type}"
+    )
 
 
 def _p_gather(w: Writer, op: Op) -> str | None:
@@ -538,8 +552,10 @@ def _p_inline_asm(w: Writer, op: Op) -> str | None:
     if not isinstance(asm, StringAttr) or not op.results:
         return None
     args = f" {w.vs(op.operands)} : {_types([v.type for v in op.operands])}" if op.operands else ""
-    return (f" {_escape(asm.value)}{w.attr_dict(op.attrs, ('asm_string',))}{args} -> "
-            f"{_result_types([r.type for r in op.results])}")
+    return (
+        f" {_escape(asm.value)}{w.attr_dict(op.attrs, ('asm_string',))}{args} -> "
+        f"{_result_types([r.type for r in op.results])}"
+    )
 
 
 def _p_print(w: Writer, op: Op) -> str | None:
@@ -564,16 +580,18 @@ def _p_assert(typed: bool) -> OpPrinter:
 def _short(t: Type) -> str:
     """`!tt.ptr<f32>` -> `<f32>`: make_tensor_descriptor's format elides the dialect prefix of its types."""
     s = str(t)
-    return s[s.index("<"):] if isinstance(t, (PointerType, TensorDescType)) else s
+    return s[s.index("<") :] if isinstance(t, (PointerType, TensorDescType)) else s
 
 
 def _p_make_tensor_descriptor(w: Writer, op: Op) -> str | None:
     n = len(op.operands) - 1
     if n < 2 or n % 2:
         return None
-    base, shape, strides = op.operands[0], op.operands[1:1 + n // 2], op.operands[1 + n // 2:]
-    return (f" {w.v(base)}, [{w.vs(shape)}], [{w.vs(strides)}]{w.attr_dict(op.attrs)} : {_short(base.type)}, "
-            f"{_short(op.results[0].type)}")
+    base, shape, strides = op.operands[0], op.operands[1 : 1 + n // 2], op.operands[1 + n // 2 :]
+    return (
+        f" {w.v(base)}, [{w.vs(shape)}], [{w.vs(strides)}]{w.attr_dict(op.attrs)} : {_short(base.type)}, "
+        f"{_short(op.results[0].type)}"
+    )
 
 
 def _p_descriptor_load(w: Writer, op: Op) -> str | None:
@@ -629,8 +647,12 @@ def _p_func(w: Writer, op: Op) -> str | None:
     res_attrs = op.attrs.get("res_attrs")
 
     def extra(arr: Attribute | None, i: int) -> str:
-        if isinstance(arr, ArrayAttr) and i < len(arr.values) and isinstance(arr.values[i], DictAttr) \
-                and arr.values[i].entries:
+        if (
+            isinstance(arr, ArrayAttr)
+            and i < len(arr.values)
+            and isinstance(arr.values[i], DictAttr)
+            and arr.values[i].entries
+        ):
             return " " + format_attribute(arr.values[i])
         return ""
 
@@ -727,10 +749,12 @@ def _p_cond_br(w: Writer, op: Op) -> str | None:
     if len(op.successors) != 2 or not isinstance(seg, DenseArrayAttr) or len(seg.values) != 3:
         return None
     _, n_true, n_false = seg.values
-    t_args = op.operands[1:1 + n_true]
-    f_args = op.operands[1 + n_true:1 + n_true + n_false]
-    return (f" {w.v(op.operands[0])}, {w.successor(op.successors[0], t_args)}, "
-            f"{w.successor(op.successors[1], f_args)}{w.attr_dict(op.attrs, ('operandSegmentSizes',))}")
+    t_args = op.operands[1 : 1 + n_true]
+    f_args = op.operands[1 + n_true : 1 + n_true + n_false]
+    return (
+        f" {w.v(op.operands[0])}, {w.successor(op.successors[0], t_args)}, "
+        f"{w.successor(op.successors[1], f_args)}{w.attr_dict(op.attrs, ('operandSegmentSizes',))}"
+    )
 
 
 def _p_reduce_like(w: Writer, op: Op) -> str | None:

@@ -102,6 +102,7 @@ class TTIRParseError(ValueError):
 # ---------------------------------------------------------------------------------------------------------------------
 # Enum codes: how each enum is spelled as an integer in the generic form / attr-dicts ((codes, integer type)).
 
+
 def _codes(cls: type[enum.Enum], values: list[int]) -> dict[enum.Enum, int]:
     return dict(zip(cls, values))
 
@@ -142,8 +143,18 @@ ENUM_ATTRS: dict[str, dict[str, type[enum.Enum]]] = {
     "tt.make_tensor_descriptor": {"padding": PaddingOption},
 }
 #: ops whose operandSegmentSizes is implied by their operand count (dropped on read, recomputed by nobody)
-_IMPLIED_SEGMENTS = {"tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_load", "tt.atomic_store", "tt.histogram",
-                     "tt.make_tensor_descriptor", "tt.print", "tt.elementwise_inline_asm", "tt.dot_scaled"}
+_IMPLIED_SEGMENTS = {
+    "tt.load",
+    "tt.store",
+    "tt.atomic_rmw",
+    "tt.atomic_load",
+    "tt.atomic_store",
+    "tt.histogram",
+    "tt.make_tensor_descriptor",
+    "tt.print",
+    "tt.elementwise_inline_asm",
+    "tt.dot_scaled",
+}
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Lexical patterns (anchored at a position with .match(text, pos)).
@@ -308,7 +319,7 @@ class Parser:
         line = self.text.count("\n", 0, pos) + 1
         line_start = self.text.rfind("\n", 0, pos) + 1
         line_end = self.text.find("\n", pos)
-        snippet = self.text[pos:line_end if line_end >= 0 else len(self.text)].strip()[:80]
+        snippet = self.text[pos : line_end if line_end >= 0 else len(self.text)].strip()[:80]
         return TTIRParseError(message, line, pos - line_start + 1, self.current_op, snippet)
 
     # -- scanning -----------------------------------------------------------------------------------------------------
@@ -324,7 +335,7 @@ class Parser:
 
     def peek(self) -> str:
         i = self._skip()
-        return self.text[i:i + 1]
+        return self.text[i : i + 1]
 
     def at(self, s: str) -> bool:
         return self.text.startswith(s, self._skip())
@@ -409,14 +420,14 @@ class Parser:
                 depth -= 1
                 if depth == 0:
                     self.pos = i + 1
-                    return text[start:i + 1]
+                    return text[start : i + 1]
             i += 1
         raise self.error(f"unbalanced {open_!r}", start)
 
     def at_op_end(self) -> bool:
         """True where an op may end: at a line end, before its `loc(...)`, or before a closing brace."""
         i = self._skip()
-        return i >= len(self.text) or "\n" in self.text[self.pos:i] or self.text.startswith(("loc(", "}"), i)
+        return i >= len(self.text) or "\n" in self.text[self.pos : i] or self.text.startswith(("loc(", "}"), i)
 
     # -- SSA values ---------------------------------------------------------------------------------------------------
 
@@ -488,7 +499,7 @@ class Parser:
     def type(self) -> Type:
         self.ws()
         text, pos = self.text, self.pos
-        c = text[pos:pos + 1]
+        c = text[pos : pos + 1]
         if c == "(":
             return self.function_type()
         if c == "!":
@@ -624,7 +635,7 @@ class Parser:
     def attribute(self, type_hint: Type | None = None) -> Attribute:
         self.ws()
         text, pos = self.text, self.pos
-        c = text[pos:pos + 1]
+        c = text[pos : pos + 1]
         if c == "{":
             d: dict[str, Attribute] = {}
             self.attr_dict(d)
@@ -769,14 +780,14 @@ class Parser:
 
     def _dense_blob(self, blob: str, t: TensorType, pos: int) -> tuple[int | float, ...]:
         if not blob.startswith("0x"):
-            raise self.error("expected a hex blob in dense<\"0x...\">", pos)
+            raise self.error('expected a hex blob in dense<"0x...">', pos)
         data = bytes.fromhex(blob[2:])
         elem = t.elem
         width = 8 if isinstance(elem, IntType) and elem.width == 1 else getattr(elem, "width", 0)
         size = max(width // 8, 1)
         if size == 0 or len(data) % size:
             raise self.error(f"hex blob of {len(data)} bytes does not fit {t}", pos)
-        words = [int.from_bytes(data[i:i + size], "little") for i in range(0, len(data), size)]
+        words = [int.from_bytes(data[i : i + size], "little") for i in range(0, len(data), size)]
         if isinstance(elem, FloatType):
             return tuple(float_from_bits(w, elem) for w in words)
         return tuple(signless(w, elem) for w in words)
@@ -794,7 +805,7 @@ class Parser:
     def _loc_inner(self) -> LocExpr:
         self.ws()
         text, pos = self.text, self.pos
-        c = text[pos:pos + 1]
+        c = text[pos : pos + 1]
         if c == "#":
             m = self.match(_HASH)
             assert m is not None
@@ -945,8 +956,9 @@ class Parser:
             for t in targets:
                 t.loc = op.loc
 
-    def region(self, entry_args: list[tuple[str, Type, LocExpr, int]] | None = None,
-               inherit: list[Any] | None = None) -> Region:
+    def region(
+        self, entry_args: list[tuple[str, Type, LocExpr, int]] | None = None, inherit: list[Any] | None = None
+    ) -> Region:
         """`{ [^bb0(args):] ops [^bbN(args): ops]* }`. `entry_args` are declared by the op's own syntax (function
         parameters, loop variables): (name, type, location or _INHERIT, text position)."""
         self.expect("{")
@@ -961,7 +973,7 @@ class Parser:
                 self._name_arg(arg, name, pos, loc, inherit)
         while True:
             self.ws()
-            c = self.text[self.pos:self.pos + 1]
+            c = self.text[self.pos : self.pos + 1]
             if c == "}":
                 self.pos += 1
                 break
@@ -989,7 +1001,9 @@ class Parser:
             if first_use is not None:
                 raise self.error(f"reference to undefined block ^{label}", first_use)
 
-    def _name_arg(self, arg: BlockArgument, name: str | None, pos: int, loc: LocExpr, inherit: list[Any] | None) -> None:
+    def _name_arg(
+        self, arg: BlockArgument, name: str | None, pos: int, loc: LocExpr, inherit: list[Any] | None
+    ) -> None:
         if name is not None:
             arg.name = None if name.isdigit() else name
             self.define(name, [arg], pos)
@@ -1077,8 +1091,9 @@ class Parser:
             if not self.at_op_end():
                 raise self.error(f"cannot read the custom syntax of {name} (unexpected text)", self._skip())
         if len(st.result_types) != n_results:
-            raise self.error(f"{name} defines {n_results} result name(s) but has {len(st.result_types)} result(s)",
-                             start)
+            raise self.error(
+                f"{name} defines {n_results} result name(s) but has {len(st.result_types)} result(s)", start
+            )
         loc = self.opt_loc()
         op = self._build(st, groups)
         if loc is not _INHERIT:
@@ -1109,7 +1124,7 @@ class Parser:
             op = UnknownOp(st.name, st.operands, st.result_types, st.attrs, st.regions, None, names, st.successors)
         i = 0
         for name, count, pos in groups:
-            self.define(name, op.results[i:i + count], pos)
+            self.define(name, op.results[i : i + count], pos)
             i += count
         return op
 

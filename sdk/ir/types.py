@@ -61,8 +61,15 @@ class FloatKind(enum.Enum):
 
 
 _FLOAT_WIDTH = {
-    FloatKind.F16: 16, FloatKind.BF16: 16, FloatKind.F32: 32, FloatKind.F64: 64, FloatKind.TF32: 32,
-    FloatKind.F8E4M3FN: 8, FloatKind.F8E5M2: 8, FloatKind.F8E4M3FNUZ: 8, FloatKind.F8E5M2FNUZ: 8,
+    FloatKind.F16: 16,
+    FloatKind.BF16: 16,
+    FloatKind.F32: 32,
+    FloatKind.F64: 64,
+    FloatKind.TF32: 32,
+    FloatKind.F8E4M3FN: 8,
+    FloatKind.F8E5M2: 8,
+    FloatKind.F8E4M3FNUZ: 8,
+    FloatKind.F8E5M2FNUZ: 8,
     FloatKind.F8E4M3B11FNUZ: 8,
 }
 

@@ -47,16 +47,41 @@ class IRVerificationError(ValueError):
 
 #: (min operands, max operands or None, number of results) of known fixed-arity ops
 _ARITY: dict[str, tuple[int, int | None, int]] = {
-    "tt.load": (1, 3, 1), "tt.store": (2, 3, 0), "tt.addptr": (2, 2, 1), "tt.splat": (1, 1, 1),
-    "tt.broadcast": (1, 1, 1), "tt.expand_dims": (1, 1, 1), "tt.reshape": (1, 1, 1), "tt.trans": (1, 1, 1),
-    "tt.join": (2, 2, 1), "tt.split": (1, 1, 2), "tt.cat": (2, 2, 1), "tt.gather": (2, 2, 1),
-    "tt.histogram": (1, 2, 1), "tt.dot": (3, 3, 1), "tt.make_range": (0, 0, 1), "tt.get_program_id": (0, 0, 1),
-    "tt.get_num_programs": (0, 0, 1), "tt.atomic_rmw": (2, 3, 1), "tt.atomic_cas": (3, 3, 1),
-    "tt.clampf": (3, 3, 1), "tt.fp_to_fp": (1, 1, 1), "tt.bitcast": (1, 1, 1), "tt.int_to_ptr": (1, 1, 1),
-    "tt.ptr_to_int": (1, 1, 1), "tt.assert": (1, 1, 0), "tt.print": (0, None, 0), "tt.return": (0, None, 0),
-    "tt.descriptor_load": (1, None, 1), "tt.descriptor_store": (2, None, 0),
-    "tt.make_tensor_descriptor": (3, None, 1), "arith.constant": (0, 0, 1), "arith.select": (3, 3, 1),
-    "arith.cmpi": (2, 2, 1), "arith.cmpf": (2, 2, 1), "math.fma": (3, 3, 1),
+    "tt.load": (1, 3, 1),
+    "tt.store": (2, 3, 0),
+    "tt.addptr": (2, 2, 1),
+    "tt.splat": (1, 1, 1),
+    "tt.broadcast": (1, 1, 1),
+    "tt.expand_dims": (1, 1, 1),
+    "tt.reshape": (1, 1, 1),
+    "tt.trans": (1, 1, 1),
+    "tt.join": (2, 2, 1),
+    "tt.split": (1, 1, 2),
+    "tt.cat": (2, 2, 1),
+    "tt.gather": (2, 2, 1),
+    "tt.histogram": (1, 2, 1),
+    "tt.dot": (3, 3, 1),
+    "tt.make_range": (0, 0, 1),
+    "tt.get_program_id": (0, 0, 1),
+    "tt.get_num_programs": (0, 0, 1),
+    "tt.atomic_rmw": (2, 3, 1),
+    "tt.atomic_cas": (3, 3, 1),
+    "tt.clampf": (3, 3, 1),
+    "tt.fp_to_fp": (1, 1, 1),
+    "tt.bitcast": (1, 1, 1),
+    "tt.int_to_ptr": (1, 1, 1),
+    "tt.ptr_to_int": (1, 1, 1),
+    "tt.assert": (1, 1, 0),
+    "tt.print": (0, None, 0),
+    "tt.return": (0, None, 0),
+    "tt.descriptor_load": (1, None, 1),
+    "tt.descriptor_store": (2, None, 0),
+    "tt.make_tensor_descriptor": (3, None, 1),
+    "arith.constant": (0, 0, 1),
+    "arith.select": (3, 3, 1),
+    "arith.cmpi": (2, 2, 1),
+    "arith.cmpf": (2, 2, 1),
+    "math.fma": (3, 3, 1),
 }
 
 
@@ -178,8 +203,11 @@ class _Verifier:
                 raise self.fail(o, f"terminator in the middle of a block of {owner.op_name}")
         last = block.ops[-1] if block.ops else None
         if last is None or not (last.terminator or isinstance(last, UnknownOp)):
-            raise self.fail(owner, "a block of its region does not end with a terminator"
-                            + (f" (ends with {last.op_name})" if last is not None else " (empty block)"))
+            raise self.fail(
+                owner,
+                "a block of its region does not end with a terminator"
+                + (f" (ends with {last.op_name})" if last is not None else " (empty block)"),
+            )
 
     def yields(self, op: Op, block: Block, cls: type[Op], types: list[Type], what: str) -> None:
         term = block.ops[-1] if block.ops else None
@@ -187,8 +215,9 @@ class _Verifier:
             raise self.fail(op, f"{what} must end with {cls.name}, not {term.op_name if term else 'nothing'}")
         got = [v.type for v in term.operands]
         if got != types:
-            raise self.fail(term, f"yields ({', '.join(map(str, got))}) but {op.op_name} expects "
-                                  f"({', '.join(map(str, types))})")
+            raise self.fail(
+                term, f"yields ({', '.join(map(str, got))}) but {op.op_name} expects ({', '.join(map(str, types))})"
+            )
 
 
 def _results(op: Op) -> list[Type]:
@@ -241,8 +270,11 @@ def _check_combine(ret: type[Op]) -> object:
         n = len(op.operands)
         combine = op.regions[0].blocks[0]
         if len(op.results) != n or len(combine.args) != 2 * n:
-            raise v.fail(op, f"{n} operands, {len(op.results)} results, {len(combine.args)} combine arguments "
-                             f"(expected {n}, {2 * n})")
+            raise v.fail(
+                op,
+                f"{n} operands, {len(op.results)} results, {len(combine.args)} combine arguments "
+                f"(expected {n}, {2 * n})",
+            )
         elems = [x.type.element for x in op.operands]
         v.yields(op, combine, ret, elems, "the combine region")
 
@@ -258,8 +290,9 @@ def _check_func(v: _Verifier, op: Op) -> None:
         for block in op.regions[0].blocks:
             term = block.ops[-1] if block.ops else None
             if isinstance(term, Return) and [x.type for x in term.operands] != list(ft.results):
-                raise v.fail(term, f"returns ({', '.join(str(x.type) for x in term.operands)}) from a function "
-                                   f"of type {ft}")
+                raise v.fail(
+                    term, f"returns ({', '.join(str(x.type) for x in term.operands)}) from a function of type {ft}"
+                )
 
 
 def _check_call(v: _Verifier, op: Op) -> None:
@@ -274,8 +307,14 @@ def _check_cond_br(v: _Verifier, op: Op) -> None:
 
 
 _SPECIFIC = {
-    For: _check_for, If: _check_if, While: _check_while, Reduce: _check_combine(ReduceReturn),
-    Scan: _check_combine(ScanReturn), Func: _check_func, Call: _check_call, CondBr: _check_cond_br,
+    For: _check_for,
+    If: _check_if,
+    While: _check_while,
+    Reduce: _check_combine(ReduceReturn),
+    Scan: _check_combine(ScanReturn),
+    Func: _check_func,
+    Call: _check_call,
+    CondBr: _check_cond_br,
 }
 
 

@@ -25,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _sdk_on_path() -> None:
     try:
         import triton_backend_sdk  # noqa: F401
+
         return
     except ImportError:
         pass
@@ -35,8 +36,13 @@ def _sdk_on_path() -> None:
 
 def _driver_version() -> str:
     try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                              check=False, capture_output=True, text=True, timeout=30).stdout.strip()
+        return subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -56,11 +62,17 @@ def main() -> int:
     from triton_backend_sdk.conformance.runner import run_on_cuda, select
 
     assert torch.cuda.is_available(), "needs a CUDA GPU"
-    gs = G.GoldenSet(meta={
-        "triton": triton.__version__, "torch": torch.__version__, "cuda": torch.version.cuda,
-        "gpu": torch.cuda.get_device_name(0), "driver": _driver_version(), "seed": args.seed,
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-    })
+    gs = G.GoldenSet(
+        meta={
+            "triton": triton.__version__,
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "gpu": torch.cuda.get_device_name(0),
+            "driver": _driver_version(),
+            "seed": args.seed,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        }
+    )
     if args.resume and os.path.exists(args.out):
         gs.records = G.GoldenSet.load(args.out).records
     runs = select(all_cases(), args.k)

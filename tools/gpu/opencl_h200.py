@@ -27,8 +27,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     for pi, p in enumerate(cl.get_platforms()):
         for di, d in enumerate(p.get_devices()):
             print(f"[{pi}:{di}] {p.name} / {d.name} | {d.version} | {d.opencl_c_version} | driver {d.driver_version}")
-            print(f"    units={d.max_compute_units} wg={d.max_work_group_size} local={d.local_mem_size} "
-                  f"global={d.global_mem_size >> 20} MiB unified={d.host_unified_memory}")
+            print(
+                f"    units={d.max_compute_units} wg={d.max_work_group_size} local={d.local_mem_size} "
+                f"global={d.global_mem_size >> 20} MiB unified={d.host_unified_memory}"
+            )
             print(f"    extensions: {d.extensions}")
     from triton_backend_sdk.backends.opencl.runtime import describe, selected_device
 
@@ -69,8 +71,9 @@ def kernels() -> tuple:
         tl.store(out_ptr + row * stride + cols, d * rstd * w + b, mask=m)
 
     @triton.jit
-    def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    def matmul(
+        a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr
+    ):
         pid = tl.program_id(0)
         nn = tl.cdiv(N, BN)
         pm, pn = pid // nn, pid % nn
@@ -105,24 +108,65 @@ def cases(dev: str) -> Iterator[tuple]:
 
     n = 1 << 24
     x, y, o = rnd(n), rnd(n), torch.empty(n, device=dev)
-    yield ("vector_add_2^24", lambda: add[(triton.cdiv(n, 1024),)](x, y, o, n, BLOCK=1024, num_warps=4),
-           lambda: x + y, lambda: x + y, o, 0.0, 3 * 4 * n)
+    yield (
+        "vector_add_2^24",
+        lambda: add[(triton.cdiv(n, 1024),)](x, y, o, n, BLOCK=1024, num_warps=4),
+        lambda: x + y,
+        lambda: x + y,
+        o,
+        0.0,
+        3 * 4 * n,
+    )
     r = c = 4096
     s, so = rnd(r, c), torch.empty(r, c, device=dev)
-    yield ("softmax_4096x4096", lambda: softmax[(r,)](so, s, s.stride(0), c, BLOCK=4096, num_warps=8),
-           lambda: torch.softmax(s.double(), 1), lambda: torch.softmax(s, 1), so, 1e-5, 2 * 4 * r * c)
+    yield (
+        "softmax_4096x4096",
+        lambda: softmax[(r,)](so, s, s.stride(0), c, BLOCK=4096, num_warps=8),
+        lambda: torch.softmax(s.double(), 1),
+        lambda: torch.softmax(s, 1),
+        so,
+        1e-5,
+        2 * 4 * r * c,
+    )
     w, b, lo = rnd(c), rnd(c), torch.empty(r, c, device=dev)
-    yield ("layer_norm_4096x4096", lambda: layer_norm[(r,)](lo, s, w, b, s.stride(0), c, 1e-5, BLOCK=4096,
-                                                             num_warps=8),
-           lambda: torch.nn.functional.layer_norm(s.double(), (c,), w.double(), b.double(), 1e-5),
-           lambda: torch.nn.functional.layer_norm(s, (c,), w, b, 1e-5), lo, 1e-4, 2 * 4 * r * c)
+    yield (
+        "layer_norm_4096x4096",
+        lambda: layer_norm[(r,)](lo, s, w, b, s.stride(0), c, 1e-5, BLOCK=4096, num_warps=8),
+        lambda: torch.nn.functional.layer_norm(s.double(), (c,), w.double(), b.double(), 1e-5),
+        lambda: torch.nn.functional.layer_norm(s, (c,), w, b, 1e-5),
+        lo,
+        1e-4,
+        2 * 4 * r * c,
+    )
     m = 2048
     A, B, C = rnd(m, m), rnd(m, m), torch.empty(m, m, device=dev)
     grid = (triton.cdiv(m, 64) * triton.cdiv(m, 64),)
-    yield ("matmul_fp32_2048^3", lambda: matmul[grid](A, B, C, m, m, m, A.stride(0), A.stride(1), B.stride(0),
-                                                       B.stride(1), C.stride(0), C.stride(1), BM=64, BN=64, BK=32,
-                                                       num_warps=4),
-           lambda: A.double() @ B.double(), lambda: A @ B, C, 1e-4, 2 * m ** 3)
+    yield (
+        "matmul_fp32_2048^3",
+        lambda: matmul[grid](
+            A,
+            B,
+            C,
+            m,
+            m,
+            m,
+            A.stride(0),
+            A.stride(1),
+            B.stride(0),
+            B.stride(1),
+            C.stride(0),
+            C.stride(1),
+            BM=64,
+            BN=64,
+            BK=32,
+            num_warps=4,
+        ),
+        lambda: A.double() @ B.double(),
+        lambda: A @ B,
+        C,
+        1e-4,
+        2 * m**3,
+    )
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -205,8 +249,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     print("# opencl backend on NVIDIA H200 (NVIDIA OpenCL) vs Triton's CUDA backend\n")
     dev = (out / "devices.txt").read_text().splitlines() if (out / "devices.txt").exists() else []
     print("Devices:\n```\n" + "\n".join(dev[:12]) + "\n```\n")
-    print("| kernel | cuda ms | opencl kernel ms | opencl launch ms (with host copies) | ratio ours/cuda (kernel) "
-          "| ok cuda/opencl |")
+    print(
+        "| kernel | cuda ms | opencl kernel ms | opencl launch ms (with host copies) | ratio ours/cuda (kernel) "
+        "| ok cuda/opencl |"
+    )
     print("|---|---|---|---|---|---|")
     for name in sorted(set(cuda) | set(ocl)):
         c, o = cuda.get(name, {}), ocl.get(name, {})

@@ -27,13 +27,26 @@ from .context import LoweringContext, Tile
 from .rules import RULES
 from .types import I1, I8, bit_width, is_float_type, llvm_type
 
-_ORDER = {MemSemantic.RELAXED: "monotonic", MemSemantic.ACQUIRE: "acquire", MemSemantic.RELEASE: "release",
-          MemSemantic.ACQUIRE_RELEASE: "acq_rel"}
+_ORDER = {
+    MemSemantic.RELAXED: "monotonic",
+    MemSemantic.ACQUIRE: "acquire",
+    MemSemantic.RELEASE: "release",
+    MemSemantic.ACQUIRE_RELEASE: "acq_rel",
+}
 #: a failed compare-exchange stores nothing, so it cannot have release semantics
 _FAIL_ORDER = {"monotonic": "monotonic", "acquire": "acquire", "release": "monotonic", "acq_rel": "acquire"}
 
-_INT_RMW = {RMWOp.AND: "and", RMWOp.OR: "or", RMWOp.XOR: "xor", RMWOp.ADD: "add", RMWOp.MAX: "max",
-            RMWOp.MIN: "min", RMWOp.UMAX: "umax", RMWOp.UMIN: "umin", RMWOp.XCHG: "xchg"}
+_INT_RMW = {
+    RMWOp.AND: "and",
+    RMWOp.OR: "or",
+    RMWOp.XOR: "xor",
+    RMWOp.ADD: "add",
+    RMWOp.MAX: "max",
+    RMWOp.MIN: "min",
+    RMWOp.UMAX: "umax",
+    RMWOp.UMIN: "umin",
+    RMWOp.XCHG: "xchg",
+}
 
 
 def _elem(x: object, b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value | None:
@@ -153,5 +166,6 @@ def lower_atomic_store(ctx: LoweringContext, op: O.AtomicStore) -> None:
     if not op.ptr.type.is_tensor:
         one(ptr, val, mask)
         return
-    ctx.loop_nest(op.ptr.type.shape, lambda idx: one(_elem(ptr, ctx.b, idx), _elem(val, ctx.b, idx),
-                                                    _elem(mask, ctx.b, idx)))
+    ctx.loop_nest(
+        op.ptr.type.shape, lambda idx: one(_elem(ptr, ctx.b, idx), _elem(val, ctx.b, idx), _elem(mask, ctx.b, idx))
+    )

@@ -77,8 +77,16 @@ def linear_index(b: ir.IRBuilder, shape: Sequence[int], idx: list[ir.Value]) -> 
 class LoweringContext:
     """State of lowering one function: the builder, values lowered so far, the program ids, buffers."""
 
-    def __init__(self, module: ir.Module, fn: ir.Function, rules: RuleTable, options: Options,
-                 program_ids: list[ir.Value], num_programs: list[ir.Value], functions: dict[str, ir.Function]) -> None:
+    def __init__(
+        self,
+        module: ir.Module,
+        fn: ir.Function,
+        rules: RuleTable,
+        options: Options,
+        program_ids: list[ir.Value],
+        num_programs: list[ir.Value],
+        functions: dict[str, ir.Function],
+    ) -> None:
         self.module = module
         self.fn = fn
         self.rules = rules
@@ -128,8 +136,7 @@ class LoweringContext:
         Pointer tiles stay generators: their addresses are affine in the tile index, which is what lets LLVM turn
         loads and stores into contiguous vector accesses; stored, they would become gathers.
         """
-        if (isinstance(x, Tile) and x.buf is None and x.cost > CHEAP and x.ety != PTR
-                and self._needs_storage(v)):
+        if isinstance(x, Tile) and x.buf is None and x.cost > CHEAP and x.ety != PTR and self._needs_storage(v):
             x = self.materialize(x)
         self.values[v] = x
 
@@ -188,8 +195,9 @@ class LoweringContext:
 
         level(0, [])
 
-    def counted_loop(self, n: ir.Value, body: Callable[[ir.Value], None], known_nonzero: bool = False,
-                     start: ir.Value | None = None) -> None:
+    def counted_loop(
+        self, n: ir.Value, body: Callable[[ir.Value], None], known_nonzero: bool = False, start: ir.Value | None = None
+    ) -> None:
         """for i in [start, n): body(i); i has n's type."""
         b = self.b
         ty = n.type
@@ -210,8 +218,14 @@ class LoweringContext:
         b.cbranch(b.icmp_signed("<", nxt, n), header, exit_)
         b.position_at_end(exit_)
 
-    def guarded(self, mask: ir.Value | None, ety: ir.Type, emit: Callable[[], ir.Value],
-                fallback: ir.Value | None = None, name: str = "guard") -> ir.Value:
+    def guarded(
+        self,
+        mask: ir.Value | None,
+        ety: ir.Type,
+        emit: Callable[[], ir.Value],
+        fallback: ir.Value | None = None,
+        name: str = "guard",
+    ) -> ir.Value:
         """`emit()` where `mask` holds, else `fallback` (zero of `ety` by default): a branch, so that a masked-off
         element never touches memory; LLVM's vectorizer turns it into masked vector accesses."""
         if mask is None or (isinstance(mask, ir.Constant) and mask.constant == 1):

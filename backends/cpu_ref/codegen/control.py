@@ -39,8 +39,9 @@ class Slot:
     def read(self) -> Any:
         if self.tile is not None:
             return self.tile
-        v = self.ctx.b.load(self.ctx.b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=_st(self.ety)),
-                            typ=_st(self.ety))
+        v = self.ctx.b.load(
+            self.ctx.b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=_st(self.ety)), typ=_st(self.ety)
+        )
         return self.ctx.b.trunc(v, self.ety) if self.ety == ir.IntType(1) else v
 
     def write(self, x: Any) -> None:
@@ -225,6 +226,6 @@ def lower_cond_br(ctx: LoweringContext, op: O.CondBr) -> None:
     on_true, on_false = b.append_basic_block("br.true"), b.append_basic_block("br.false")
     b.cbranch(cond, on_true, on_false)
     b.position_at_end(on_true)
-    _jump(ctx, op.successors[0], op.operands[1:1 + n_true])
+    _jump(ctx, op.successors[0], op.operands[1 : 1 + n_true])
     ctx.b.position_at_end(on_false)
-    _jump(ctx, op.successors[1], op.operands[1 + n_true:])
+    _jump(ctx, op.successors[1], op.operands[1 + n_true :])

@@ -75,8 +75,9 @@ def float_to_fp8(ctx: LoweringContext, x: ir.Value, fmt: Fp8Format, rtz: bool) -
     r = b.fmul(call_intrinsic(ctx, "llvm.trunc" if rtz else "llvm.roundeven", [b.fdiv(a, q)]), q)
     re = smax(_exponent(ctx, r), emin)
     scaled = b.fdiv(r, _pow2(ctx, b.sub(re, ir.Constant(I32, fmt.mbits)), ty))
-    code = b.add(b.shl(b.trunc(b.sub(re, ir.Constant(I32, emin)), I8), ir.Constant(I8, fmt.mbits)),
-                 b.fptoui(scaled, I8))
+    code = b.add(
+        b.shl(b.trunc(b.sub(re, ir.Constant(I32, emin)), I8), ir.Constant(I8, fmt.mbits)), b.fptoui(scaled, I8)
+    )
     signed = b.or_(code, ir.Constant(I8, 0x80))
     if fmt.fnuz:
         negative = b.and_(negative, b.icmp_unsigned("!=", code, ir.Constant(I8, 0)))

@@ -157,7 +157,8 @@ def _vararg(ctx: LoweringContext, v: ir.Value, signed: bool, hex_: bool) -> ir.V
 @RULES.register(O.Print)
 def lower_print(ctx: LoweringContext, op: O.Print) -> None:
     snprintf = ctx.module.globals.get("snprintf") or ir.Function(
-        ctx.module, ir.FunctionType(I32, [PTR, I64, PTR], var_arg=True), name="snprintf")
+        ctx.module, ir.FunctionType(I32, [PTR, I64, PTR], var_arg=True), name="snprintf"
+    )
     write = ctx.intrinsic("write", I64, [I32, PTR, I64])
     buf = ctx.alloca(I8, LINE_BYTES, "print.line")
     signs = op.attrs.get("isSigned")
@@ -182,8 +183,12 @@ def lower_print(ctx: LoweringContext, op: O.Print) -> None:
         if isinstance(x, Tile):
             idx_fmt = ", ".join(["%lld"] * len(x.shape))
             fmt = cstring(ctx, f"{pid_fmt}{idx_fmt}){op.prefix.replace('%', '%%')}{tag}{value_fmt}\n", "print.fmt")
-            ctx.loop_nest(x.shape, lambda idx, x=x, fmt=fmt, signed=signed: emit(
-                fmt, [*ctx.program_ids, *idx, _vararg(ctx, x.element(ctx.b, idx), signed, op.hex)]))
+            ctx.loop_nest(
+                x.shape,
+                lambda idx, x=x, fmt=fmt, signed=signed: emit(
+                    fmt, [*ctx.program_ids, *idx, _vararg(ctx, x.element(ctx.b, idx), signed, op.hex)]
+                ),
+            )
         else:
             fmt = cstring(ctx, f"{pid_fmt}){op.prefix.replace('%', '%%')}{tag}{value_fmt}\n", "print.fmt")
             emit(fmt, [*ctx.program_ids, _vararg(ctx, x, signed, op.hex)])

@@ -78,8 +78,9 @@ def _microkernel_plan(ctx: LoweringContext, ety: ir.Type, m_: int, n_: int) -> t
     return mr, nv, v
 
 
-def _microkernel(ctx: LoweringContext, a: Tile, b_: Tile, out: Tile, bidx: list[ir.Value], ety: ir.Type,
-                 plan: tuple[int, int, int]) -> None:
+def _microkernel(
+    ctx: LoweringContext, a: Tile, b_: Tile, out: Tile, bidx: list[ir.Value], ety: ir.Type, plan: tuple[int, int, int]
+) -> None:
     mr, nv, v = plan
     m_, n_ = out.shape[-2], out.shape[-1]
     k_ = a.shape[-1]
@@ -92,8 +93,9 @@ def _microkernel(ctx: LoweringContext, a: Tile, b_: Tile, out: Tile, bidx: list[
         b = ctx.b
         rows = [b.add(m0, c64(r)) for r in range(mr)]
         cols = [b.add(n0, c64(j * v)) for j in range(nv)]
-        init = [[b.load(_ptr(ctx, out, bidx + [rows[r], cols[j]]), typ=vty, align=4) for j in range(nv)]
-                for r in range(mr)]
+        init = [
+            [b.load(_ptr(ctx, out, bidx + [rows[r], cols[j]]), typ=vty, align=4) for j in range(nv)] for r in range(mr)
+        ]
         pre = b.block
         loop = b.append_basic_block("mk.k")
         done = b.append_basic_block("mk.done")
@@ -109,8 +111,11 @@ def _microkernel(ctx: LoweringContext, a: Tile, b_: Tile, out: Tile, bidx: list[
         new = []
         for r in range(mr):
             s = _widen(ctx, b.load(_ptr(ctx, a, bidx + [rows[r], k]), typ=a_st), ety)
-            splat = b.shuffle_vector(b.insert_element(ir.Constant(vty, None), s, ir.Constant(ir.IntType(32), 0)),
-                                     ir.Constant(vty, None), ir.Constant(ir.VectorType(ir.IntType(32), v), [0] * v))
+            splat = b.shuffle_vector(
+                b.insert_element(ir.Constant(vty, None), s, ir.Constant(ir.IntType(32), 0)),
+                ir.Constant(vty, None),
+                ir.Constant(ir.VectorType(ir.IntType(32), v), [0] * v),
+            )
             new.append([_mul_add(ctx, splat, bv[j], acc[r][j]) for j in range(nv)])
         k_next = b.add(k, c64(1))
         for r in range(mr):
@@ -170,8 +175,9 @@ def _decoded(ctx: LoweringContext, t: Tile, v: Value) -> Tile:
     fmt = fp8_format(v.type)
     if fmt is None:
         return t
-    return ctx.materialize(Tile(t.shape, F32, gen=lambda b, idx: fp8_to_float(ctx, t.element(b, idx), fmt, F32),
-                                cost=t.cost + 2))
+    return ctx.materialize(
+        Tile(t.shape, F32, gen=lambda b, idx: fp8_to_float(ctx, t.element(b, idx), fmt, F32), cost=t.cost + 2)
+    )
 
 
 @RULES.register(O.Dot)

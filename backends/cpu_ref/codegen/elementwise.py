@@ -61,6 +61,7 @@ def call_libm(ctx: LoweringContext, name: str, args: list[ir.Value]) -> ir.Value
 
 # ---- integer -------------------------------------------------------------------------------------------------------
 
+
 def _all_ones(ty: ir.IntType) -> ir.Constant:
     return ir.Constant(ty, -1)
 
@@ -155,6 +156,7 @@ def lower_int_binary(ctx: LoweringContext, op: O.Op) -> None:
 
 # ---- float ---------------------------------------------------------------------------------------------------------
 
+
 def _fbin(name: str) -> Callable[[LoweringContext, ir.Value, ir.Value], ir.Value]:
     def f(ctx: LoweringContext, a: ir.Value, c: ir.Value) -> ir.Value:
         return getattr(ctx.b, name)(a, c, flags=ctx.fastmath)
@@ -200,15 +202,37 @@ def _rsqrt(ctx: LoweringContext, a: ir.Value) -> ir.Value:
 
 _FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
     O.NegF: lambda ctx, a: ctx.b.fneg(a),
-    O.Exp: vmath.exp, O.Exp2: vmath.exp2, O.Log: _intr("llvm.log"), O.Log2: _intr("llvm.log2"),
-    O.Log10: _intr("llvm.log10"), O.Sin: _intr("llvm.sin"), O.Cos: _intr("llvm.cos"), O.Sqrt: _intr("llvm.sqrt"),
-    O.PreciseSqrt: _intr("llvm.sqrt"), O.AbsF: _intr("llvm.fabs"), O.Floor: _intr("llvm.floor"),
-    O.Ceil: _intr("llvm.ceil"), O.Trunc: _intr("llvm.trunc"), O.Round: _intr("llvm.round"),
-    O.RoundEven: _intr("llvm.roundeven"), O.Rsqrt: _rsqrt,
-    O.Tan: _libm("tan"), O.Asin: _libm("asin"), O.Acos: _libm("acos"), O.Atan: _libm("atan"),
-    O.Sinh: _libm("sinh"), O.Cosh: _libm("cosh"), O.Tanh: _libm("tanh"), O.Asinh: _libm("asinh"),
-    O.Acosh: _libm("acosh"), O.Atanh: _libm("atanh"), O.Erf: _libm("erf"), O.Erfc: _libm("erfc"),
-    O.Expm1: _libm("expm1"), O.Log1p: _libm("log1p"), O.Cbrt: _libm("cbrt"),
+    O.Exp: vmath.exp,
+    O.Exp2: vmath.exp2,
+    O.Log: _intr("llvm.log"),
+    O.Log2: _intr("llvm.log2"),
+    O.Log10: _intr("llvm.log10"),
+    O.Sin: _intr("llvm.sin"),
+    O.Cos: _intr("llvm.cos"),
+    O.Sqrt: _intr("llvm.sqrt"),
+    O.PreciseSqrt: _intr("llvm.sqrt"),
+    O.AbsF: _intr("llvm.fabs"),
+    O.Floor: _intr("llvm.floor"),
+    O.Ceil: _intr("llvm.ceil"),
+    O.Trunc: _intr("llvm.trunc"),
+    O.Round: _intr("llvm.round"),
+    O.RoundEven: _intr("llvm.roundeven"),
+    O.Rsqrt: _rsqrt,
+    O.Tan: _libm("tan"),
+    O.Asin: _libm("asin"),
+    O.Acos: _libm("acos"),
+    O.Atan: _libm("atan"),
+    O.Sinh: _libm("sinh"),
+    O.Cosh: _libm("cosh"),
+    O.Tanh: _libm("tanh"),
+    O.Asinh: _libm("asinh"),
+    O.Acosh: _libm("acosh"),
+    O.Atanh: _libm("atanh"),
+    O.Erf: _libm("erf"),
+    O.Erfc: _libm("erfc"),
+    O.Expm1: _libm("expm1"),
+    O.Log1p: _libm("log1p"),
+    O.Cbrt: _libm("cbrt"),
 }
 
 
@@ -263,10 +287,16 @@ def lower_fma(ctx: LoweringContext, op: O.Op) -> None:
 # ---- comparisons and select ----------------------------------------------------------------------------------------
 
 _ICMP = {
-    CmpIPredicate.EQ: (False, "=="), CmpIPredicate.NE: (False, "!="),
-    CmpIPredicate.SLT: (True, "<"), CmpIPredicate.SLE: (True, "<="), CmpIPredicate.SGT: (True, ">"),
-    CmpIPredicate.SGE: (True, ">="), CmpIPredicate.ULT: (False, "<"), CmpIPredicate.ULE: (False, "<="),
-    CmpIPredicate.UGT: (False, ">"), CmpIPredicate.UGE: (False, ">="),
+    CmpIPredicate.EQ: (False, "=="),
+    CmpIPredicate.NE: (False, "!="),
+    CmpIPredicate.SLT: (True, "<"),
+    CmpIPredicate.SLE: (True, "<="),
+    CmpIPredicate.SGT: (True, ">"),
+    CmpIPredicate.SGE: (True, ">="),
+    CmpIPredicate.ULT: (False, "<"),
+    CmpIPredicate.ULE: (False, "<="),
+    CmpIPredicate.UGT: (False, ">"),
+    CmpIPredicate.UGE: (False, ">="),
 }
 
 
@@ -278,11 +308,20 @@ def lower_cmpi(ctx: LoweringContext, op: O.CmpI) -> None:
 
 
 _FCMP = {
-    CmpFPredicate.OEQ: (True, "=="), CmpFPredicate.OGT: (True, ">"), CmpFPredicate.OGE: (True, ">="),
-    CmpFPredicate.OLT: (True, "<"), CmpFPredicate.OLE: (True, "<="), CmpFPredicate.ONE: (True, "!="),
-    CmpFPredicate.ORD: (True, "ord"), CmpFPredicate.UEQ: (False, "=="), CmpFPredicate.UGT: (False, ">"),
-    CmpFPredicate.UGE: (False, ">="), CmpFPredicate.ULT: (False, "<"), CmpFPredicate.ULE: (False, "<="),
-    CmpFPredicate.UNE: (False, "!="), CmpFPredicate.UNO: (False, "uno"),
+    CmpFPredicate.OEQ: (True, "=="),
+    CmpFPredicate.OGT: (True, ">"),
+    CmpFPredicate.OGE: (True, ">="),
+    CmpFPredicate.OLT: (True, "<"),
+    CmpFPredicate.OLE: (True, "<="),
+    CmpFPredicate.ONE: (True, "!="),
+    CmpFPredicate.ORD: (True, "ord"),
+    CmpFPredicate.UEQ: (False, "=="),
+    CmpFPredicate.UGT: (False, ">"),
+    CmpFPredicate.UGE: (False, ">="),
+    CmpFPredicate.ULT: (False, "<"),
+    CmpFPredicate.ULE: (False, "<="),
+    CmpFPredicate.UNE: (False, "!="),
+    CmpFPredicate.UNO: (False, "uno"),
 }
 
 
@@ -311,6 +350,7 @@ def lower_clampf(ctx: LoweringContext, op: O.ClampF) -> None:
 
 
 # ---- casts ---------------------------------------------------------------------------------------------------------
+
 
 def _int_resize(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> ir.Value:
     if a.type.width == to.width:

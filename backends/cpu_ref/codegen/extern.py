@@ -141,33 +141,50 @@ def _recip(ctx: LoweringContext, v: ir.Value) -> ir.Value:
 _EXPLICIT: dict[str, Impl] = {
     "isnan": lambda ctx, a, r: _bool_i32(ctx, ctx.b.fcmp_unordered("uno", a[0], a[0]), r),
     "isinf": lambda ctx, a, r: _bool_i32(ctx, _is_inf(ctx, a[0]), r),
-    "isfinite": lambda ctx, a, r: _bool_i32(ctx, ctx.b.fcmp_ordered(
-        "<", call_intrinsic(ctx, "llvm.fabs", [a[0]]), _fconst(a[0].type, math.inf)), r),
-    "finite": lambda ctx, a, r: _bool_i32(ctx, ctx.b.fcmp_ordered(
-        "<", call_intrinsic(ctx, "llvm.fabs", [a[0]]), _fconst(a[0].type, math.inf)), r),
-    "signbit": lambda ctx, a, r: _bool_i32(ctx, ctx.b.icmp_signed(
-        "<", ctx.b.bitcast(a[0], ir.IntType(a[0].type == F64 and 64 or 32)),
-        ir.Constant(ir.IntType(a[0].type == F64 and 64 or 32), 0)), r),
+    "isfinite": lambda ctx, a, r: _bool_i32(
+        ctx, ctx.b.fcmp_ordered("<", call_intrinsic(ctx, "llvm.fabs", [a[0]]), _fconst(a[0].type, math.inf)), r
+    ),
+    "finite": lambda ctx, a, r: _bool_i32(
+        ctx, ctx.b.fcmp_ordered("<", call_intrinsic(ctx, "llvm.fabs", [a[0]]), _fconst(a[0].type, math.inf)), r
+    ),
+    "signbit": lambda ctx, a, r: _bool_i32(
+        ctx,
+        ctx.b.icmp_signed(
+            "<",
+            ctx.b.bitcast(a[0], ir.IntType(a[0].type == F64 and 64 or 32)),
+            ir.Constant(ir.IntType(a[0].type == F64 and 64 or 32), 0),
+        ),
+        r,
+    ),
     "rsqrt": lambda ctx, a, r: _recip(ctx, call_intrinsic(ctx, "llvm.sqrt", [a[0]])),
     "rcbrt": lambda ctx, a, r: _recip(ctx, call_libm(ctx, "cbrt", a)),
     "rhypot": lambda ctx, a, r: _recip(ctx, call_libm(ctx, "hypot", a)),
-    "norm3d": lambda ctx, a, r: _norm(ctx, a, False), "norm4d": lambda ctx, a, r: _norm(ctx, a, False),
-    "rnorm3d": lambda ctx, a, r: _norm(ctx, a, True), "rnorm4d": lambda ctx, a, r: _norm(ctx, a, True),
-    "saturate": lambda ctx, a, r: call_intrinsic(ctx, "llvm.minnum", [call_intrinsic(
-        ctx, "llvm.maxnum", [a[0], _fconst(a[0].type, 0.0)]), _fconst(a[0].type, 1.0)]),
+    "norm3d": lambda ctx, a, r: _norm(ctx, a, False),
+    "norm4d": lambda ctx, a, r: _norm(ctx, a, False),
+    "rnorm3d": lambda ctx, a, r: _norm(ctx, a, True),
+    "rnorm4d": lambda ctx, a, r: _norm(ctx, a, True),
+    "saturate": lambda ctx, a, r: call_intrinsic(
+        ctx,
+        "llvm.minnum",
+        [call_intrinsic(ctx, "llvm.maxnum", [a[0], _fconst(a[0].type, 0.0)]), _fconst(a[0].type, 1.0)],
+    ),
     "sinpi": lambda ctx, a, r: call_libm(ctx, "sin", [ctx.b.fmul(a[0], _fconst(a[0].type, math.pi))]),
     "cospi": lambda ctx, a, r: call_libm(ctx, "cos", [ctx.b.fmul(a[0], _fconst(a[0].type, math.pi))]),
-    "normcdf": lambda ctx, a, r: ctx.b.fmul(_fconst(r, 0.5), call_libm(
-        ctx, "erfc", [ctx.b.fmul(a[0], _fconst(r, -1 / math.sqrt(2)))])),
+    "normcdf": lambda ctx, a, r: ctx.b.fmul(
+        _fconst(r, 0.5), call_libm(ctx, "erfc", [ctx.b.fmul(a[0], _fconst(r, -1 / math.sqrt(2)))])
+    ),
     "erfinv": lambda ctx, a, r: _erfinv(ctx, a[0]),
     "erfcinv": lambda ctx, a, r: _erfinv(ctx, ctx.b.fsub(_fconst(r, 1.0), a[0])),
-    "normcdfinv": lambda ctx, a, r: ctx.b.fmul(_fconst(r, -math.sqrt(2)), _erfinv(
-        ctx, ctx.b.fsub(_fconst(r, 1.0), ctx.b.fmul(_fconst(r, 2.0), a[0])))),
-    "erfcx": lambda ctx, a, r: ctx.b.fmul(call_intrinsic(ctx, "llvm.exp", [ctx.b.fmul(a[0], a[0])]),
-                                          call_libm(ctx, "erfc", a)),
+    "normcdfinv": lambda ctx, a, r: ctx.b.fmul(
+        _fconst(r, -math.sqrt(2)), _erfinv(ctx, ctx.b.fsub(_fconst(r, 1.0), ctx.b.fmul(_fconst(r, 2.0), a[0])))
+    ),
+    "erfcx": lambda ctx, a, r: ctx.b.fmul(
+        call_intrinsic(ctx, "llvm.exp", [ctx.b.fmul(a[0], a[0])]), call_libm(ctx, "erfc", a)
+    ),
     "fdivide": lambda ctx, a, r: ctx.b.fdiv(a[0], a[1]),
-    "powi": lambda ctx, a, r: ctx.b.call(ctx.intrinsic(
-        f"llvm.powi.{'f64' if r == F64 else 'f32'}.i32", r, [r, I32]), a),
+    "powi": lambda ctx, a, r: ctx.b.call(
+        ctx.intrinsic(f"llvm.powi.{'f64' if r == F64 else 'f32'}.i32", r, [r, I32]), a
+    ),
     "fabs": lambda ctx, a, r: call_intrinsic(ctx, "llvm.fabs", a),
     "copysign": lambda ctx, a, r: call_intrinsic(ctx, "llvm.copysign", a),
     "sqrt": lambda ctx, a, r: call_intrinsic(ctx, "llvm.sqrt", a),
@@ -180,16 +197,21 @@ _EXPLICIT: dict[str, Impl] = {
     "clzll": lambda ctx, a, r: ctx.b.trunc(call_intrinsic(ctx, "llvm.ctlz", [a[0], ir.Constant(I1, 0)]), I32),
     "popc": lambda ctx, a, r: call_intrinsic(ctx, "llvm.ctpop", a),
     "popcll": lambda ctx, a, r: ctx.b.trunc(call_intrinsic(ctx, "llvm.ctpop", a), I32),
-    "ffs": lambda ctx, a, r: _ffs(ctx, a[0]), "ffsll": lambda ctx, a, r: _ffs(ctx, a[0]),
+    "ffs": lambda ctx, a, r: _ffs(ctx, a[0]),
+    "ffsll": lambda ctx, a, r: _ffs(ctx, a[0]),
     "byte_perm": lambda ctx, a, r: _byte_perm(ctx, a),
     "mulhi": lambda ctx, a, r: _mulhi_signed(ctx, a[0], a[1]),
     "mul64hi": lambda ctx, a, r: _mulhi_signed(ctx, a[0], a[1]),
     "umulhi": lambda ctx, a, r: _mulhi(ctx, a[0], a[1]),
     "umul64hi": lambda ctx, a, r: _mulhi(ctx, a[0], a[1]),
-    "mul24": lambda ctx, a, r: _mul24(ctx, a, True), "umul24": lambda ctx, a, r: _mul24(ctx, a, False),
-    "hadd": lambda ctx, a, r: _hadd(ctx, a, True, False), "rhadd": lambda ctx, a, r: _hadd(ctx, a, True, True),
-    "uhadd": lambda ctx, a, r: _hadd(ctx, a, False, False), "urhadd": lambda ctx, a, r: _hadd(ctx, a, False, True),
-    "sad": lambda ctx, a, r: _sad(ctx, a, True), "usad": lambda ctx, a, r: _sad(ctx, a, False),
+    "mul24": lambda ctx, a, r: _mul24(ctx, a, True),
+    "umul24": lambda ctx, a, r: _mul24(ctx, a, False),
+    "hadd": lambda ctx, a, r: _hadd(ctx, a, True, False),
+    "rhadd": lambda ctx, a, r: _hadd(ctx, a, True, True),
+    "uhadd": lambda ctx, a, r: _hadd(ctx, a, False, False),
+    "urhadd": lambda ctx, a, r: _hadd(ctx, a, False, True),
+    "sad": lambda ctx, a, r: _sad(ctx, a, True),
+    "usad": lambda ctx, a, r: _sad(ctx, a, False),
     "min": lambda ctx, a, r: call_intrinsic(ctx, "llvm.smin", a),
     "max": lambda ctx, a, r: call_intrinsic(ctx, "llvm.smax", a),
     "llmin": lambda ctx, a, r: call_intrinsic(ctx, "llvm.smin", a),
@@ -200,27 +222,38 @@ _EXPLICIT: dict[str, Impl] = {
     "ullmax": lambda ctx, a, r: call_intrinsic(ctx, "llvm.umax", a),
     "double2hiint": lambda ctx, a, r: ctx.b.trunc(ctx.b.lshr(ctx.b.bitcast(a[0], I64), ir.Constant(I64, 32)), I32),
     "double2loint": lambda ctx, a, r: ctx.b.trunc(ctx.b.bitcast(a[0], I64), I32),
-    "hiloint2double": lambda ctx, a, r: ctx.b.bitcast(ctx.b.or_(
-        ctx.b.shl(ctx.b.zext(a[0], I64), ir.Constant(I64, 32)), ctx.b.zext(a[1], I64)), F64),
+    "hiloint2double": lambda ctx, a, r: ctx.b.bitcast(
+        ctx.b.or_(ctx.b.shl(ctx.b.zext(a[0], I64), ir.Constant(I64, 32)), ctx.b.zext(a[1], I64)), F64
+    ),
 }
 
-for _name in ("float_as_int", "float_as_uint", "int_as_float", "uint_as_float", "double_as_longlong",
-              "longlong_as_double"):
+for _name in (
+    "float_as_int",
+    "float_as_uint",
+    "int_as_float",
+    "uint_as_float",
+    "double_as_longlong",
+    "longlong_as_double",
+):
     _EXPLICIT[_name] = lambda ctx, a, r: ctx.b.bitcast(a[0], r)
 
 
 def _ffs(ctx: LoweringContext, x: ir.Value) -> ir.Value:
     b = ctx.b
     tz = call_intrinsic(ctx, "llvm.cttz", [x, ir.Constant(I1, 0)])
-    r = b.select(b.icmp_unsigned("==", x, ir.Constant(x.type, 0)), ir.Constant(x.type, 0),
-                 b.add(tz, ir.Constant(x.type, 1)))
+    r = b.select(
+        b.icmp_unsigned("==", x, ir.Constant(x.type, 0)), ir.Constant(x.type, 0), b.add(tz, ir.Constant(x.type, 1))
+    )
     return r if x.type == I32 else b.trunc(r, I32)
 
 
 _ARITH_RN: dict[str, Callable[[LoweringContext, list[ir.Value]], ir.Value]] = {
-    "add": lambda ctx, a: ctx.b.fadd(a[0], a[1]), "sub": lambda ctx, a: ctx.b.fsub(a[0], a[1]),
-    "mul": lambda ctx, a: ctx.b.fmul(a[0], a[1]), "div": lambda ctx, a: ctx.b.fdiv(a[0], a[1]),
-    "rcp": lambda ctx, a: _recip(ctx, a[0]), "sqrt": lambda ctx, a: call_intrinsic(ctx, "llvm.sqrt", a),
+    "add": lambda ctx, a: ctx.b.fadd(a[0], a[1]),
+    "sub": lambda ctx, a: ctx.b.fsub(a[0], a[1]),
+    "mul": lambda ctx, a: ctx.b.fmul(a[0], a[1]),
+    "div": lambda ctx, a: ctx.b.fdiv(a[0], a[1]),
+    "rcp": lambda ctx, a: _recip(ctx, a[0]),
+    "sqrt": lambda ctx, a: call_intrinsic(ctx, "llvm.sqrt", a),
     "rsqrt": lambda ctx, a: _recip(ctx, call_intrinsic(ctx, "llvm.sqrt", a)),
 }
 _CONV = re.compile(r"(float|double|int|uint|ll|ull)2(float|double|int|uint|ll|ull)_(rn|rz|rd|ru)")
@@ -273,8 +306,12 @@ def lower_extern(ctx: LoweringContext, op: O.ExternElementwise) -> None:
         return
     impl = _libdevice_impl(symbol[5:])
     if impl is None:
-        raise UnsupportedError("cpu_ref", f"libdevice function {symbol} has no CPU implementation "
-                               "(directed rounding modes and some special functions are not available)", op.loc)
+        raise UnsupportedError(
+            "cpu_ref",
+            f"libdevice function {symbol} has no CPU implementation "
+            "(directed rounding modes and some special functions are not available)",
+            op.loc,
+        )
     if not (is_float_type(ret) or isinstance(ret, ir.IntType)):
         raise UnsupportedError("cpu_ref", f"{symbol} returning {op.result.type.element}", op.loc)
     lift(ctx, op, lambda *a: impl(ctx, list(a), ret))

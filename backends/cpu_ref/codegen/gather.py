@@ -29,7 +29,7 @@ def lower_gather(ctx: LoweringContext, op: O.Gather) -> None:
         i = b.sext(i, I64) if i.type.width < 64 else i
         i = b.select(b.icmp_signed("<", i, ir.Constant(I64, 0)), ir.Constant(I64, 0), i)
         i = b.select(b.icmp_signed(">", i, ir.Constant(I64, n - 1)), ir.Constant(I64, n - 1), i)
-        return src.element(b, idx[:axis] + [i] + idx[axis + 1:])
+        return src.element(b, idx[:axis] + [i] + idx[axis + 1 :])
 
     ctx.define(op.result, Tile(op.result.type.shape, src.ety, gen=gen, cost=index.cost + 4))
 

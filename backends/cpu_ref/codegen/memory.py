@@ -44,6 +44,7 @@ def lower_addptr(ctx: LoweringContext, op: O.AddPtr) -> None:
     st = pointee_storage(op.ptr.type)
     terms = _offset_terms(ctx, op.offset)
     if len(terms) == 1:
+
         def f(p: ir.Value, off: ir.Value) -> ir.Value:
             b = ctx.b
             if off.type != I64:
@@ -71,8 +72,9 @@ def lower_addptr(ctx: LoweringContext, op: O.AddPtr) -> None:
     ctx.define(op.result, Tile(op.result.type.shape, PTR, gen=gen, cost=cost))
 
 
-def _load_one(ctx: LoweringContext, ptr: ir.Value, st: ir.Type, ety: ir.Type, mask: ir.Value | None,
-              other: ir.Value | None) -> ir.Value:
+def _load_one(
+    ctx: LoweringContext, ptr: ir.Value, st: ir.Type, ety: ir.Type, mask: ir.Value | None, other: ir.Value | None
+) -> ir.Value:
     b = ctx.b
 
     def do_load() -> ir.Value:

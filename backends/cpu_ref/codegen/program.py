@@ -62,8 +62,9 @@ def lower_module(module: Module, kernel_name: str, rules: RuleTable, options: Op
     for f in funcs:
         fn = functions[f.sym_name]
         n = len(f.args)
-        ctx = LoweringContext(llmod, fn, rules, options, list(fn.args[n:n + 3]), list(fn.args[n + 3:n + 6]),
-                              functions)
+        ctx = LoweringContext(
+            llmod, fn, rules, options, list(fn.args[n : n + 3]), list(fn.args[n + 3 : n + 6]), functions
+        )
         ctx.may_fail = failing
         for a, v in zip(f.args, fn.args[:n]):
             ctx.values[a] = v

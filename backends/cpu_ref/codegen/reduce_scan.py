@@ -53,7 +53,7 @@ def lower_reduce(ctx: LoweringContext, op: O.Reduce) -> None:
     shape = srcs[0].shape
     axis = op.axis
     n = shape[axis]
-    out_shape = shape[:axis] + shape[axis + 1:]
+    out_shape = shape[:axis] + shape[axis + 1 :]
     etys = [s.ety for s in srcs]
     block = op.combine
     c64 = lambda x: ir.Constant(I64, x)
@@ -62,8 +62,10 @@ def lower_reduce(ctx: LoweringContext, op: O.Reduce) -> None:
         # accumulate whole rows: acc[idx] = combine(acc[idx], src[..., k, ...]), contiguous in the innermost dim
         outs = [ctx.new_buffer_tile(out_shape, t, "red") for t in etys]
         at = lambda idx, k: idx[:axis] + [k] + idx[axis:]
-        ctx.loop_nest(out_shape, lambda idx: [ctx.store_element(o, idx, s.element(ctx.b, at(idx, c64(0))))
-                                               for o, s in zip(outs, srcs)])
+        ctx.loop_nest(
+            out_shape,
+            lambda idx: [ctx.store_element(o, idx, s.element(ctx.b, at(idx, c64(0)))) for o, s in zip(outs, srcs)],
+        )
 
         def step(k: ir.Value) -> None:
             def row(idx: list[ir.Value]) -> None:
@@ -140,7 +142,7 @@ def lower_scan(ctx: LoweringContext, op: O.Scan) -> None:
     shape = srcs[0].shape
     axis = op.axis
     n = shape[axis]
-    outer = shape[:axis] + shape[axis + 1:]
+    outer = shape[:axis] + shape[axis + 1 :]
     outs = [ctx.new_buffer_tile(shape, llvm_type(r.type), "scan") for r in op.results]
     block = op.combine
     c64 = lambda x: ir.Constant(I64, x)

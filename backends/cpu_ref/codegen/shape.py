@@ -73,8 +73,9 @@ def lower_splat(ctx: LoweringContext, op: O.Splat) -> None:
     src = ctx.get(op.src)
     if isinstance(src, Tile):  # splat of a 1-element tensor
         zero = [ir.Constant(I64, 0)] * len(src.shape)
-        ctx.define(op.result, Tile(op.result.type.shape, src.ety, gen=lambda b, idx: src.element(b, zero),
-                                   cost=src.cost))
+        ctx.define(
+            op.result, Tile(op.result.type.shape, src.ety, gen=lambda b, idx: src.element(b, zero), cost=src.cost)
+        )
         return
     ctx.define(op.result, Tile(op.result.type.shape, src.type, gen=lambda b, idx: src, cost=0))
 
@@ -144,7 +145,7 @@ def lower_expand_dims(ctx: LoweringContext, op: O.ExpandDims) -> None:
     axis = op.axis
     view = Tile(shape, src.ety, buf=src.buf, cost=src.cost)
     if src.buf is None:
-        view.gen = lambda b, idx: src.element(b, idx[:axis] + idx[axis + 1:])
+        view.gen = lambda b, idx: src.element(b, idx[:axis] + idx[axis + 1 :])
     ctx.define(op.result, view)
 
 
@@ -193,8 +194,10 @@ def lower_split(ctx: LoweringContext, op: O.Split) -> None:
     for k, res in enumerate(op.results):
         kc = ir.Constant(I64, k)
         if res.type.is_tensor:
-            ctx.define(res, Tile(res.type.shape, src.ety, gen=lambda b, idx, kc=kc: src.element(b, idx + [kc]),
-                                 cost=src.cost + 1))
+            ctx.define(
+                res,
+                Tile(res.type.shape, src.ety, gen=lambda b, idx, kc=kc: src.element(b, idx + [kc]), cost=src.cost + 1),
+            )
         else:
             ctx.define(res, src.element(ctx.b, [kc]))
 
@@ -213,4 +216,3 @@ def lower_cat(ctx: LoweringContext, op: O.Cat) -> None:
         return b.select(in_a, a.element(b, [ia] + idx[1:]), c.element(b, [ic] + idx[1:]))
 
     ctx.define(op.result, Tile(op.result.type.shape, a.ety, gen=gen, cost=a.cost + c.cost + 3))
-

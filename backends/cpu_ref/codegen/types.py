@@ -71,8 +71,9 @@ class Fp8Format:
 
     @property
     def max_finite(self) -> float:
-        return max(self.decode(b) for b in range(0x80) if not math.isnan(self.decode(b)) and
-                   not math.isinf(self.decode(b)))
+        return max(
+            self.decode(b) for b in range(0x80) if not math.isnan(self.decode(b)) and not math.isinf(self.decode(b))
+        )
 
     @property
     def nan_bits(self) -> int:
@@ -83,8 +84,9 @@ class Fp8Format:
         if math.isnan(value):
             return self.nan_bits
         mag = abs(value)
-        code = min((b for b in range(0x80) if math.isfinite(self.decode(b))),
-                   key=lambda b: (abs(self.decode(b) - mag), b & 1))
+        code = min(
+            (b for b in range(0x80) if math.isfinite(self.decode(b))), key=lambda b: (abs(self.decode(b) - mag), b & 1)
+        )
         negative = math.copysign(1.0, value) < 0
         return code | 0x80 if negative and not (self.fnuz and code == 0) else code
 

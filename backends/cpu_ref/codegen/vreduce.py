@@ -90,8 +90,7 @@ def plan(ctx: LoweringContext, src: Tile, block: Block) -> tuple[VecOp, int, int
     return fn, v, a
 
 
-def reduce_row(ctx: LoweringContext, src: Tile, idx: list[ir.Value], fn: VecOp, v: int, a: int,
-               lanes: Tile) -> None:
+def reduce_row(ctx: LoweringContext, src: Tile, idx: list[ir.Value], fn: VecOp, v: int, a: int, lanes: Tile) -> None:
     """Fold row `idx` of `src` into `lanes` (a [V] buffer of the element type): A accumulators of V lanes each."""
     b = ctx.b
     n = src.shape[-1]

@@ -5,5 +5,12 @@ from .language import OPENCL, CStyleLanguage, OpenCLLanguage
 from .program import RenderedKernel, render_module
 from .rules import CSTYLE_RULES, OPENCL_RULES
 
-__all__ = ["CSTYLE_RULES", "OPENCL", "OPENCL_RULES", "CStyleLanguage", "OpenCLLanguage", "RenderedKernel",
-           "render_module"]
+__all__ = [
+    "CSTYLE_RULES",
+    "OPENCL",
+    "OPENCL_RULES",
+    "CStyleLanguage",
+    "OpenCLLanguage",
+    "RenderedKernel",
+    "render_module",
+]

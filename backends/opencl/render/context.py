@@ -68,8 +68,7 @@ def strides(shape: tuple[int, ...]) -> list[int]:
 def check_pow2(shape: tuple[int, ...], backend: str, loc: Any) -> None:
     for d in shape:
         if d < 1 or d & (d - 1):
-            raise UnsupportedError(backend, f"tensor shape {list(shape)} (every dimension must be a power of two)",
-                                   loc)
+            raise UnsupportedError(backend, f"tensor shape {list(shape)} (every dimension must be a power of two)", loc)
 
 
 class Idx:
@@ -79,8 +78,9 @@ class Idx:
     register tile of the same size can be read as `t[slot]` without going through local memory.
     """
 
-    def __init__(self, shape: tuple[int, ...], lin: str | None = None, dims: list[str] | None = None,
-                 slot: str | None = None) -> None:
+    def __init__(
+        self, shape: tuple[int, ...], lin: str | None = None, dims: list[str] | None = None, slot: str | None = None
+    ) -> None:
         assert lin is not None or dims is not None
         self.shape = shape
         self._lin = lin
@@ -147,8 +147,15 @@ class PublishGroup:
 
 
 class RenderContext:
-    def __init__(self, rules: RuleTable, lang: CStyleLanguage, local_size: int, features: frozenset[str],
-                 device: str, fp_fusion: bool = True) -> None:
+    def __init__(
+        self,
+        rules: RuleTable,
+        lang: CStyleLanguage,
+        local_size: int,
+        features: frozenset[str],
+        device: str,
+        fp_fusion: bool = True,
+    ) -> None:
         self.rules = rules
         self.lang = lang
         self.L = local_size
@@ -341,8 +348,13 @@ class RenderContext:
 
     # ---- loops over a tile's elements ---------------------------------------------------------------------------
 
-    def tile_loop(self, shape: tuple[int, ...], body: Callable[[Idx], None], owner: bool = False,
-                  lanes: tuple[int, str, str, bool] | None = None) -> None:
+    def tile_loop(
+        self,
+        shape: tuple[int, ...],
+        body: Callable[[Idx], None],
+        owner: bool = False,
+        lanes: tuple[int, str, str, bool] | None = None,
+    ) -> None:
         """Emit `body` once per element the work-item holds of a tile of `shape` (canonical layout).
 
         `owner`: run the body only on the work-item that owns the element (no duplicates when the tile is smaller
@@ -420,8 +432,9 @@ class RenderContext:
         self.emit(f"{ctype} {name}[{max(1, numel(shape) // self.L)}];")
         return Tile(shape, ctype, reg=name)
 
-    def materialize(self, x: Any, name: str | None = None, shape: tuple[int, ...] | None = None,
-                    ctype: str | None = None) -> Tile:
+    def materialize(
+        self, x: Any, name: str | None = None, shape: tuple[int, ...] | None = None, ctype: str | None = None
+    ) -> Tile:
         """Store every element the work-item holds of `x` in a new register tile."""
         if isinstance(x, Tile):
             shape, ctype = x.shape, x.ctype

@@ -39,8 +39,9 @@ def assign_all(ctx: RenderContext, values: list[Value], targets: list[Any]) -> N
         x = ctx.get(v)
         if x is dst or (isinstance(x, str) and x == dst):
             continue
-        reads_targets = (isinstance(x, Tile) and x.reg is None) or id(x) in target_ids or \
-            (isinstance(x, str) and x in target_ids)
+        reads_targets = (
+            (isinstance(x, Tile) and x.reg is None) or id(x) in target_ids or (isinstance(x, str) and x in target_ids)
+        )
         moves.append((declare_like(ctx, v, x) if reads_targets else x, dst))
     for src, dst in moves:
         if isinstance(dst, Tile):
@@ -145,6 +146,7 @@ def render_call(ctx: RenderContext, op: O.Call) -> None:
     for r, t in zip(op.results, targets):
         ctx.values[r] = t
 
+
 def render_body(ctx: RenderContext, region: Region, on_return: Callable[[Op], None]) -> None:
     """Render a function body; `on_return(op)` handles each `tt.return` (the last one too)."""
     blocks = region.blocks
@@ -189,10 +191,10 @@ def render_cond_br(ctx: RenderContext, op: O.CondBr) -> None:
     n_true = seg.values[1] if seg is not None else len(op.successors[0].args)
     ctx.emit(f"if ({ctx.scalar(op.operands[0])}) {{")
     with ctx.indent():
-        _jump(ctx, op.successors[0], op.operands[1:1 + n_true])
+        _jump(ctx, op.successors[0], op.operands[1 : 1 + n_true])
     ctx.emit("} else {")
     with ctx.indent():
-        _jump(ctx, op.successors[1], op.operands[1 + n_true:])
+        _jump(ctx, op.successors[1], op.operands[1 + n_true :])
     ctx.emit("}")
 
 

@@ -15,22 +15,43 @@ from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType
 
 INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
 UINT_C = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
-FLOAT_C = {FloatKind.F16: "float", FloatKind.BF16: "float", FloatKind.F32: "float", FloatKind.F64: "double",
-           FloatKind.F8E4M3FN: "float", FloatKind.F8E5M2: "float", FloatKind.F8E4M3FNUZ: "float",
-           FloatKind.F8E5M2FNUZ: "float"}
+FLOAT_C = {
+    FloatKind.F16: "float",
+    FloatKind.BF16: "float",
+    FloatKind.F32: "float",
+    FloatKind.F64: "double",
+    FloatKind.F8E4M3FN: "float",
+    FloatKind.F8E5M2: "float",
+    FloatKind.F8E4M3FNUZ: "float",
+    FloatKind.F8E5M2FNUZ: "float",
+}
 #: the name of each element type in memory (pointee C type)
-MEM_FLOAT_C = {FloatKind.F16: "ushort", FloatKind.BF16: "ushort", FloatKind.F32: "float", FloatKind.F64: "double",
-               FloatKind.F8E4M3FN: "uchar", FloatKind.F8E5M2: "uchar", FloatKind.F8E4M3FNUZ: "uchar",
-               FloatKind.F8E5M2FNUZ: "uchar"}
+MEM_FLOAT_C = {
+    FloatKind.F16: "ushort",
+    FloatKind.BF16: "ushort",
+    FloatKind.F32: "float",
+    FloatKind.F64: "double",
+    FloatKind.F8E4M3FN: "uchar",
+    FloatKind.F8E5M2: "uchar",
+    FloatKind.F8E4M3FNUZ: "uchar",
+    FloatKind.F8E5M2FNUZ: "uchar",
+}
 #: fp8 formats: helper-name suffix, exponent bits, mantissa bits, bias, whether the top exponent means inf/NaN
 FP8 = {FloatKind.F8E4M3FN: ("e4m3", 4, 3, 7, False), FloatKind.F8E5M2: ("e5m2", 5, 2, 15, True)}
 #: the "fnuz" fp8 formats (AMD's fp8e4b8/fp8e5b16): 0x80 is the only NaN, no -0, no inf;
 #: conversions are cpu_ref's (codegen/types.py Fp8Format): nearest even, saturating at the largest finite value
 FP8_FNUZ = {FloatKind.F8E4M3FNUZ: ("e4m3b8nz", 4, 3, 8, False), FloatKind.F8E5M2FNUZ: ("e5m2b16nz", 5, 2, 16, False)}
 #: dtypes as Triton names them, for error messages
-DTYPE_NAMES = {FloatKind.F16: "fp16", FloatKind.BF16: "bf16", FloatKind.F32: "fp32", FloatKind.F64: "fp64",
-               FloatKind.F8E4M3FN: "fp8e4nv", FloatKind.F8E5M2: "fp8e5", FloatKind.F8E4M3FNUZ: "fp8e4b8",
-               FloatKind.F8E5M2FNUZ: "fp8e5b16"}
+DTYPE_NAMES = {
+    FloatKind.F16: "fp16",
+    FloatKind.BF16: "bf16",
+    FloatKind.F32: "fp32",
+    FloatKind.F64: "fp64",
+    FloatKind.F8E4M3FN: "fp8e4nv",
+    FloatKind.F8E5M2: "fp8e5",
+    FloatKind.F8E4M3FNUZ: "fp8e4b8",
+    FloatKind.F8E5M2FNUZ: "fp8e5b16",
+}
 
 
 class TypeError_(Exception):
@@ -104,7 +125,7 @@ def fnuz_helpers(tag: str, E: int, M: int, bias: int) -> dict[str, str]:
     """Encoder and decoder of a fnuz fp8 format: 0x80 is NaN (both ways), zero is never negative, values beyond the
     largest finite one (0x7f) saturate to it (infinities too)."""
     shift = 23 - M
-    max_bits = struct.unpack("<I", struct.pack("<f", (2 - 2.0 ** -M) * 2.0 ** ((1 << E) - 1 - bias)))[0]
+    max_bits = struct.unpack("<I", struct.pack("<f", (2 - 2.0**-M) * 2.0 ** ((1 << E) - 1 - bias)))[0]
     enc = f"""\
 uchar tb_{tag}_enc(float f) {{
   uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = min(x & 0x7fffffffu, {max_bits:#x}u), r;
@@ -168,14 +189,16 @@ def rtz_encoder(tag: str, E: int, M: int, bias: int, ieee: bool, fnuz: bool) -> 
         max_val = (2 - 2.0 ** (1 - M)) * 2.0 ** (top - bias)
     max_bits = struct.unpack("<I", struct.pack("<f", max_val))[0]
     sign_zero = "r == 0u ? 0u : (sign | r)" if fnuz else "sign | r"
-    return {f"tb_{tag}_enc_rtz": f"""\
+    return {
+        f"tb_{tag}_enc_rtz": f"""\
 uchar tb_{tag}_enc_rtz(float f) {{
   uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = min(x & 0x7fffffffu, {max_bits:#x}u), r;
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uchar){0x80 if fnuz else 0x7F}u;
   if (ax < {(127 + 1 - bias) << 23}u) r = (uint)(as_float(ax) * {2.0 ** (bias - 1 + M)!r}f);
   else r = (ax >> {23 - M}) - {(127 - bias) << M}u;
   return (uchar)({sign_zero});
-}}"""}
+}}"""
+    }
 
 
 def is_f64(t: Type) -> bool:
@@ -185,8 +208,19 @@ def is_f64(t: Type) -> bool:
 
 def size_of(c: str) -> int:
     """Bytes of a compute type in local memory."""
-    return {"bool": 1, "char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4,
-            "long": 8, "ulong": 8, "double": 8}.get(c, 8)
+    return {
+        "bool": 1,
+        "char": 1,
+        "uchar": 1,
+        "short": 2,
+        "ushort": 2,
+        "int": 4,
+        "uint": 4,
+        "float": 4,
+        "long": 8,
+        "ulong": 8,
+        "double": 8,
+    }.get(c, 8)
 
 
 def int_literal(value: int, width: int) -> str:

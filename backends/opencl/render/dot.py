@@ -27,8 +27,11 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
     check_pow2((nb, M, N, K), ctx.backend, op.loc)
     ta, tb, tc = a_v.type.element, b_v.type.element, op.result.type.element
     ca, cb, cc = ctx.ctype(a_v), ctx.ctype(b_v), ctx.ctype(op.result)
-    if isinstance(tc, FloatType) != isinstance(ta, FloatType) or not isinstance(ta, (FloatType, IntType)) \
-            or type(ta) is not type(tb):
+    if (
+        isinstance(tc, FloatType) != isinstance(ta, FloatType)
+        or not isinstance(ta, (FloatType, IntType))
+        or type(ta) is not type(tb)
+    ):
         raise ctx.unsupported(f"tl.dot of {ta} x {tb} -> {tc}", op)
     if ctx.L == 1 and not batch and ca == cb == cc and cc in ("float", "double"):
         _dot_one_work_item(ctx, op, M, N, K, cc)
@@ -47,6 +50,7 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
     ctx.emit(ctx.lang.unroll_pragma)
     ctx.emit(f"for (uint {k} = 0u; {k} < {K}u; ++{k}) {{")
     with ctx.indent():
+
         def body(idx: Idx) -> None:
             m, n = idx.dim(rank - 2), idx.dim(rank - 1)
             row = f"({idx.dim(0)} * {M}u + {m})" if batch else m
@@ -63,8 +67,10 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
         ctx.tile_loop(shape, body)
     ctx.emit("}")
     if CT.is_half(op.result.type) or CT.is_bf16(op.result.type):
-        ctx.tile_loop(shape, lambda idx: ctx.emit(
-            f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"))
+        ctx.tile_loop(
+            shape,
+            lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"),
+        )
     ctx.scratch_top = base
     ctx.values[op.result] = out
 
@@ -115,8 +121,10 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
                 ctx.emit(store(out.reg, f"({m0} + {i}u) * {N}u + {n0} + {j * V}u", acc[i][j]))
     ctx.emit("}")
     if CT.is_half(op.result.type) or CT.is_bf16(op.result.type):
-        ctx.tile_loop(out.shape, lambda idx: ctx.emit(
-            f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"))
+        ctx.tile_loop(
+            out.shape,
+            lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"),
+        )
     ctx.values[op.result] = out
 
 
@@ -139,5 +147,9 @@ def _dead_after(ctx: RenderContext, op: O.Dot, c_v: Value, c: object) -> bool:
         return False
     user, pos = op.result.uses[0]
     loop = user.parent_op() if user.terminator and user.parent is c_v.block else None
-    return isinstance(loop, O.For) and loop.body is c_v.block and pos == c_v.index - 1 and \
-        all(isinstance(v, OpResult) and v.op is loop and v.index == pos for v in aliases)
+    return (
+        isinstance(loop, O.For)
+        and loop.body is c_v.block
+        and pos == c_v.index - 1
+        and all(isinstance(v, OpResult) and v.op is loop and v.index == pos for v in aliases)
+    )

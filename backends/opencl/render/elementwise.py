@@ -52,6 +52,7 @@ def round_to(t: Type, expr: str, ctx: RenderContext, rtz: bool = False) -> str:
 
 # ---- integers --------------------------------------------------------------------------------------------------------
 
+
 def _int_helper(ctx: RenderContext, kind: str, t: Type) -> str:
     T, U, w = CT.ctype(t), CT.uctype(t), CT.int_width(t)
     name = f"tb_{kind}_{T}"
@@ -122,14 +123,26 @@ def _mulhi(ctx: RenderContext, t: Type, a: str, b: str) -> str:
 
 
 _INT_BINARY: dict[type, Callable[[RenderContext, Type, str, str], str]] = {
-    O.AddI: _wrap("+"), O.SubI: _wrap("-"), O.MulI: _wrap("*"),
-    O.DivSI: _helper_call("divs"), O.DivUI: _helper_call("divu"),
-    O.RemSI: _helper_call("rems"), O.RemUI: _helper_call("remu"),
-    O.MinSI: _minmax("min", False), O.MaxSI: _minmax("max", False),
-    O.MinUI: _minmax("min", True), O.MaxUI: _minmax("max", True),
-    O.ShLI: _helper_call("shl"), O.ShRSI: _helper_call("shrs"), O.ShRUI: _helper_call("shru"),
-    O.AndI: _bitwise("&"), O.OrI: _bitwise("|"), O.XOrI: _bitwise("^"),
-    O.CeilDivSI: _ceildiv(True), O.CeilDivUI: _ceildiv(False), O.FloorDivSI: _floordiv,
+    O.AddI: _wrap("+"),
+    O.SubI: _wrap("-"),
+    O.MulI: _wrap("*"),
+    O.DivSI: _helper_call("divs"),
+    O.DivUI: _helper_call("divu"),
+    O.RemSI: _helper_call("rems"),
+    O.RemUI: _helper_call("remu"),
+    O.MinSI: _minmax("min", False),
+    O.MaxSI: _minmax("max", False),
+    O.MinUI: _minmax("min", True),
+    O.MaxUI: _minmax("max", True),
+    O.ShLI: _helper_call("shl"),
+    O.ShRSI: _helper_call("shrs"),
+    O.ShRUI: _helper_call("shru"),
+    O.AndI: _bitwise("&"),
+    O.OrI: _bitwise("|"),
+    O.XOrI: _bitwise("^"),
+    O.CeilDivSI: _ceildiv(True),
+    O.CeilDivUI: _ceildiv(False),
+    O.FloorDivSI: _floordiv,
     O.MulhiUI: _mulhi,
 }
 
@@ -167,6 +180,7 @@ def render_int_unary(ctx: RenderContext, op: Op) -> None:
 
 # ---- floats ----------------------------------------------------------------------------------------------------------
 
+
 def _maximum(kind: str) -> Callable[[RenderContext, Type, str, str], str]:
     def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
         prefix = "tb_d" if CT.is_f64(t) else "tb_f"
@@ -184,11 +198,20 @@ def _infix(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
 
 
 _FLOAT_BINARY: dict[type, Callable[[RenderContext, Type, str, str], str]] = {
-    O.AddF: _infix("+"), O.SubF: _infix("-"), O.MulF: _infix("*"), O.DivF: _infix("/"),
-    O.PreciseDivF: _infix("/"), O.ApproxDivF: _infix("/"), O.RemF: _call2("fmod"),
-    O.MaxNumF: _call2("fmax"), O.MinNumF: _call2("fmin"),
-    O.MaximumF: _maximum("maximum"), O.MinimumF: _maximum("minimum"),
-    O.PowF: _call2("pow"), O.Atan2: _call2("atan2"), O.CopySign: _call2("copysign"),
+    O.AddF: _infix("+"),
+    O.SubF: _infix("-"),
+    O.MulF: _infix("*"),
+    O.DivF: _infix("/"),
+    O.PreciseDivF: _infix("/"),
+    O.ApproxDivF: _infix("/"),
+    O.RemF: _call2("fmod"),
+    O.MaxNumF: _call2("fmax"),
+    O.MinNumF: _call2("fmin"),
+    O.MaximumF: _maximum("maximum"),
+    O.MinimumF: _maximum("minimum"),
+    O.PowF: _call2("pow"),
+    O.Atan2: _call2("atan2"),
+    O.CopySign: _call2("copysign"),
 }
 
 
@@ -208,11 +231,37 @@ def render_float_binary(ctx: RenderContext, op: Op) -> None:
 
 
 _FLOAT_UNARY_FN = {
-    O.Exp: "exp", O.Exp2: "exp2", O.Expm1: "expm1", O.Log: "log", O.Log2: "log2", O.Log10: "log10",
-    O.Log1p: "log1p", O.Sin: "sin", O.Cos: "cos", O.Tan: "tan", O.Asin: "asin", O.Acos: "acos", O.Atan: "atan",
-    O.Sinh: "sinh", O.Cosh: "cosh", O.Tanh: "tanh", O.Asinh: "asinh", O.Acosh: "acosh", O.Atanh: "atanh",
-    O.Sqrt: "sqrt", O.PreciseSqrt: "sqrt", O.Rsqrt: "rsqrt", O.Cbrt: "cbrt", O.AbsF: "fabs", O.Floor: "floor",
-    O.Ceil: "ceil", O.Trunc: "trunc", O.Round: "round", O.RoundEven: "rint", O.Erf: "erf", O.Erfc: "erfc",
+    O.Exp: "exp",
+    O.Exp2: "exp2",
+    O.Expm1: "expm1",
+    O.Log: "log",
+    O.Log2: "log2",
+    O.Log10: "log10",
+    O.Log1p: "log1p",
+    O.Sin: "sin",
+    O.Cos: "cos",
+    O.Tan: "tan",
+    O.Asin: "asin",
+    O.Acos: "acos",
+    O.Atan: "atan",
+    O.Sinh: "sinh",
+    O.Cosh: "cosh",
+    O.Tanh: "tanh",
+    O.Asinh: "asinh",
+    O.Acosh: "acosh",
+    O.Atanh: "atanh",
+    O.Sqrt: "sqrt",
+    O.PreciseSqrt: "sqrt",
+    O.Rsqrt: "rsqrt",
+    O.Cbrt: "cbrt",
+    O.AbsF: "fabs",
+    O.Floor: "floor",
+    O.Ceil: "ceil",
+    O.Trunc: "trunc",
+    O.Round: "round",
+    O.RoundEven: "rint",
+    O.Erf: "erf",
+    O.Erfc: "erfc",
 }
 
 
@@ -243,10 +292,16 @@ def render_fma(ctx: RenderContext, op: Op) -> None:
 # ---- comparisons, select, clamp --------------------------------------------------------------------------------------
 
 _ICMP = {
-    CmpIPredicate.EQ: (False, "=="), CmpIPredicate.NE: (False, "!="),
-    CmpIPredicate.SLT: (False, "<"), CmpIPredicate.SLE: (False, "<="), CmpIPredicate.SGT: (False, ">"),
-    CmpIPredicate.SGE: (False, ">="), CmpIPredicate.ULT: (True, "<"), CmpIPredicate.ULE: (True, "<="),
-    CmpIPredicate.UGT: (True, ">"), CmpIPredicate.UGE: (True, ">="),
+    CmpIPredicate.EQ: (False, "=="),
+    CmpIPredicate.NE: (False, "!="),
+    CmpIPredicate.SLT: (False, "<"),
+    CmpIPredicate.SLE: (False, "<="),
+    CmpIPredicate.SGT: (False, ">"),
+    CmpIPredicate.SGE: (False, ">="),
+    CmpIPredicate.ULT: (True, "<"),
+    CmpIPredicate.ULE: (True, "<="),
+    CmpIPredicate.UGT: (True, ">"),
+    CmpIPredicate.UGE: (True, ">="),
 }
 
 
@@ -265,13 +320,22 @@ def render_cmpi(ctx: RenderContext, op: O.CmpI) -> None:
 
 
 _FCMP = {
-    CmpFPredicate.OEQ: "({a} == {b})", CmpFPredicate.OGT: "({a} > {b})", CmpFPredicate.OGE: "({a} >= {b})",
-    CmpFPredicate.OLT: "({a} < {b})", CmpFPredicate.OLE: "({a} <= {b})",
-    CmpFPredicate.ONE: "(({a} < {b}) || ({a} > {b}))", CmpFPredicate.ORD: "(!isnan({a}) && !isnan({b}))",
-    CmpFPredicate.UEQ: "!(({a} < {b}) || ({a} > {b}))", CmpFPredicate.UGT: "!({a} <= {b})",
-    CmpFPredicate.UGE: "!({a} < {b})", CmpFPredicate.ULT: "!({a} >= {b})", CmpFPredicate.ULE: "!({a} > {b})",
-    CmpFPredicate.UNE: "({a} != {b})", CmpFPredicate.UNO: "(isnan({a}) || isnan({b}))",
-    CmpFPredicate.FALSE: "false", CmpFPredicate.TRUE: "true",
+    CmpFPredicate.OEQ: "({a} == {b})",
+    CmpFPredicate.OGT: "({a} > {b})",
+    CmpFPredicate.OGE: "({a} >= {b})",
+    CmpFPredicate.OLT: "({a} < {b})",
+    CmpFPredicate.OLE: "({a} <= {b})",
+    CmpFPredicate.ONE: "(({a} < {b}) || ({a} > {b}))",
+    CmpFPredicate.ORD: "(!isnan({a}) && !isnan({b}))",
+    CmpFPredicate.UEQ: "!(({a} < {b}) || ({a} > {b}))",
+    CmpFPredicate.UGT: "!({a} <= {b})",
+    CmpFPredicate.UGE: "!({a} < {b})",
+    CmpFPredicate.ULT: "!({a} >= {b})",
+    CmpFPredicate.ULE: "!({a} > {b})",
+    CmpFPredicate.UNE: "({a} != {b})",
+    CmpFPredicate.UNO: "(isnan({a}) || isnan({b}))",
+    CmpFPredicate.FALSE: "false",
+    CmpFPredicate.TRUE: "true",
 }
 
 
@@ -297,6 +361,7 @@ def render_clampf(ctx: RenderContext, op: O.ClampF) -> None:
 
 
 # ---- casts -----------------------------------------------------------------------------------------------------------
+
 
 def _int_cast(src: Type, dst: Type, signed: bool) -> Callable[[str], str]:
     ws, wd = CT.int_width(src), CT.int_width(dst)
@@ -412,10 +477,52 @@ def render_cast(ctx: RenderContext, op: Op) -> None:
 
 #: libdevice (`__nv_*`) functions with an OpenCL built-in of the same meaning (float and double versions)
 _LIBDEVICE = {
-    "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "cbrt", "floor", "ceil", "trunc", "round",
-    "rint", "erf", "erfc", "pow", "atan2", "fmod", "hypot", "copysign", "fmax", "fmin", "fabs", "lgamma", "tgamma",
-    "nextafter", "fdim", "logb", "sinpi", "cospi", "tanpi",
+    "exp",
+    "exp2",
+    "exp10",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sqrt",
+    "rsqrt",
+    "cbrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "rint",
+    "erf",
+    "erfc",
+    "pow",
+    "atan2",
+    "fmod",
+    "hypot",
+    "copysign",
+    "fmax",
+    "fmin",
+    "fabs",
+    "lgamma",
+    "tgamma",
+    "nextafter",
+    "fdim",
+    "logb",
+    "sinpi",
+    "cospi",
+    "tanpi",
 }
 #: libdevice functions OpenCL C lacks, computed by a helper per float width (ctypes.HELPERS)
 _LIBDEVICE_HELPERS = {"erfinv": "tb_erfinv"}
@@ -423,14 +530,24 @@ _LIBDEVICE_HELPERS = {"erfinv": "tb_erfinv"}
 
 #: libdevice functions that are not a same-named built-in: C templates over the arguments, `{T}` the result type
 _LIBDEVICE_SPECIAL = {
-    "isnanf": "(({T})isnan({0}))", "isnand": "(({T})isnan({0}))", "isinff": "(({T})isinf({0}))",
-    "isinfd": "(({T})isinf({0}))", "signbitf": "(({T})signbit({0}))", "signbitd": "(({T})signbit({0}))",
-    "isfinited": "(({T})isfinite({0}))", "finitef": "(({T})isfinite({0}))",
-    "frcp_rn": "(1.0f / {0})", "drcp_rn": "(1.0 / {0})",
-    "float2int_rz": "convert_int_sat_rtz({0})", "double2int_rz": "convert_int_sat_rtz({0})",
-    "float2ll_rz": "convert_long_sat_rtz({0})", "double2ll_rz": "convert_long_sat_rtz({0})",
-    "float_as_int": "as_int({0})", "int_as_float": "as_float({0})",
-    "double_as_longlong": "as_long({0})", "longlong_as_double": "as_double({0})",
+    "isnanf": "(({T})isnan({0}))",
+    "isnand": "(({T})isnan({0}))",
+    "isinff": "(({T})isinf({0}))",
+    "isinfd": "(({T})isinf({0}))",
+    "signbitf": "(({T})signbit({0}))",
+    "signbitd": "(({T})signbit({0}))",
+    "isfinited": "(({T})isfinite({0}))",
+    "finitef": "(({T})isfinite({0}))",
+    "frcp_rn": "(1.0f / {0})",
+    "drcp_rn": "(1.0 / {0})",
+    "float2int_rz": "convert_int_sat_rtz({0})",
+    "double2int_rz": "convert_int_sat_rtz({0})",
+    "float2ll_rz": "convert_long_sat_rtz({0})",
+    "double2ll_rz": "convert_long_sat_rtz({0})",
+    "float_as_int": "as_int({0})",
+    "int_as_float": "as_float({0})",
+    "double_as_longlong": "as_long({0})",
+    "longlong_as_double": "as_double({0})",
 }
 
 

@@ -53,8 +53,10 @@ class OpenCLLanguage(CStyleLanguage):
     unroll_pragma: str = "#pragma unroll"
     fixed_group_size: str = "__attribute__((reqd_work_group_size({size}, 1, 1)))"
     fp64_pragma: str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
-    int64_atomics_pragma: str = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
-                                 "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable")
+    int64_atomics_pragma: str = (
+        "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+        "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
+    )
     fp_contract_off: str = "#pragma OPENCL FP_CONTRACT OFF"
 
 

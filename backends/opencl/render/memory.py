@@ -126,8 +126,16 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
         return
     out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
     if not volatile and vec4.applies(ctx, out.shape, CT.mem_ctype(t)) and ctype == CT.mem_ctype(t):
-        vec4.load(ctx, out.reg, out.shape, ctype, ctx.ctype(op.ptr), ptr, mask,
-                  lambda idx: ctx.element(other, idx) if other is not None else zero_of(ctype))
+        vec4.load(
+            ctx,
+            out.reg,
+            out.shape,
+            ctype,
+            ctx.ctype(op.ptr),
+            ptr,
+            mask,
+            lambda idx: ctx.element(other, idx) if other is not None else zero_of(ctype),
+        )
     elif not load_rows(ctx, out, ptr, value):
         ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {value(idx)};"))
     ctx.define(res, out)
@@ -155,10 +163,18 @@ def render_store(ctx: RenderContext, op: O.Store) -> None:
 
 # ---- atomics ---------------------------------------------------------------------------------------------------------
 
-_INT32_FN = {RMWOp.ADD: "atomic_add", RMWOp.AND: "atomic_and", RMWOp.OR: "atomic_or", RMWOp.XOR: "atomic_xor",
-             RMWOp.XCHG: "atomic_xchg", RMWOp.MAX: "atomic_max", RMWOp.MIN: "atomic_min",
-             RMWOp.UMAX: "atomic_max", RMWOp.UMIN: "atomic_min"}
-_INT64_FN = {k: "atom_" + v[len("atomic_"):] for k, v in _INT32_FN.items()}
+_INT32_FN = {
+    RMWOp.ADD: "atomic_add",
+    RMWOp.AND: "atomic_and",
+    RMWOp.OR: "atomic_or",
+    RMWOp.XOR: "atomic_xor",
+    RMWOp.XCHG: "atomic_xchg",
+    RMWOp.MAX: "atomic_max",
+    RMWOp.MIN: "atomic_min",
+    RMWOp.UMAX: "atomic_max",
+    RMWOp.UMIN: "atomic_min",
+}
+_INT64_FN = {k: "atom_" + v[len("atomic_") :] for k, v in _INT32_FN.items()}
 _INT64_BASE = {RMWOp.ADD, RMWOp.XCHG}
 
 
@@ -236,8 +252,9 @@ def _fenced(ctx: RenderContext, sem: MemSemantic, stmt: str) -> str:
     return f"{fence + ' ' if before else ''}{stmt}{' ' + fence if after else ''}"
 
 
-def _render_atomic(ctx: RenderContext, op: Op, sem: MemSemantic, ptr: Value, mask: Value | None,
-                   expr: Callable[[Idx, Type], str]) -> None:
+def _render_atomic(
+    ctx: RenderContext, op: Op, sem: MemSemantic, ptr: Value, mask: Value | None, expr: Callable[[Idx, Type], str]
+) -> None:
     """Run `expr(idx)` once per element (by its owner), with fences; the old values become the op's result."""
     t = pointee(ctx, ptr, op)
     res = op.result
@@ -252,8 +269,11 @@ def _render_atomic(ctx: RenderContext, op: Op, sem: MemSemantic, ptr: Value, mas
 
         def item0(arr: str) -> str:
             stmt = f"{arr}[0] = {expr(Idx((), lin='0u'), t)};"
-            guarded = f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {arr}[0] = {zero_of(ctype)}; }}" if c else \
-                _fenced(ctx, sem, stmt)
+            guarded = (
+                f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {arr}[0] = {zero_of(ctype)}; }}"
+                if c
+                else _fenced(ctx, sem, stmt)
+            )
             return f"{{ {guarded} }}"
 
         _shared_from_item0(ctx, res, ctype, item0)
@@ -285,16 +305,27 @@ def _render_atomic(ctx: RenderContext, op: Op, sem: MemSemantic, ptr: Value, mas
 @OPENCL_RULES.register(O.AtomicRMW)
 def render_atomic_rmw(ctx: RenderContext, op: O.AtomicRMW) -> None:
     ptr, val = ctx.get(op.ptr), ctx.get(op.val)
-    _render_atomic(ctx, op, op.sem, op.ptr, op.mask,
-                   lambda idx, t: _rmw_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(val, idx)))
+    _render_atomic(
+        ctx,
+        op,
+        op.sem,
+        op.ptr,
+        op.mask,
+        lambda idx, t: _rmw_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(val, idx)),
+    )
 
 
 @OPENCL_RULES.register(O.AtomicCAS)
 def render_atomic_cas(ctx: RenderContext, op: O.AtomicCAS) -> None:
     ptr, cmp, val = (ctx.get(v) for v in op.operands[:3])
-    _render_atomic(ctx, op, op.sem, op.operands[0], None,
-                   lambda idx, t: _cas_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(cmp, idx),
-                                            ctx.element(val, idx)))
+    _render_atomic(
+        ctx,
+        op,
+        op.sem,
+        op.operands[0],
+        None,
+        lambda idx, t: _cas_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(cmp, idx), ctx.element(val, idx)),
+    )
 
 
 @OPENCL_RULES.register(O.Histogram)

@@ -40,8 +40,7 @@ def _group_loop(ctx: RenderContext, tasks: int, var: str) -> tuple[str, str]:
     return f"for (uint {var} = lid; {var} < {tasks}u; {var} += {ctx.L}u) {{", "}"
 
 
-def _results(ctx: RenderContext, op: Op, arrays: list[str], ctypes: list[str],
-             pos_of: Callable[[Idx], str]) -> None:
+def _results(ctx: RenderContext, op: Op, arrays: list[str], ctypes: list[str], pos_of: Callable[[Idx], str]) -> None:
     """Read the results from local memory: `pos_of(idx)` is where output element `idx` is."""
     for res, arr, ct in zip(op.results, arrays, ctypes):
         if not res.type.is_tensor:
@@ -50,7 +49,9 @@ def _results(ctx: RenderContext, op: Op, arrays: list[str], ctypes: list[str],
             ctx.values[res] = name
             continue
         out = ctx.declare_tile(res.type.shape, ct, ctx.name_for(res, "t"))
-        ctx.tile_loop(out.shape, lambda idx, out=out, arr=arr: ctx.emit(f"{out.reg}[{idx.slot}] = {arr}[{pos_of(idx)}];"))
+        ctx.tile_loop(
+            out.shape, lambda idx, out=out, arr=arr: ctx.emit(f"{out.reg}[{idx.slot}] = {arr}[{pos_of(idx)}];")
+        )
         ctx.values[res] = out
 
 
@@ -77,6 +78,7 @@ def _reduce_all(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: 
     if reps > MAX_UNROLL and reps % LANES == 0:
         _lane_partials(ctx, op, shape, srcs, ctypes, accs)
     else:
+
         def body(idx: Idx) -> None:
             xs = [ctx.fresh("x") for _ in srcs]
             for x, s, ct in zip(xs, srcs, ctypes):
@@ -100,8 +102,9 @@ def _reduce_all(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: 
             ctx.values[res] = a
 
 
-def _lane_partials(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str],
-                   accs: list[str]) -> None:
+def _lane_partials(
+    ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str], accs: list[str]
+) -> None:
     """A work-item's many elements combined in LANES independent chains (vectorizable), then the lanes in order."""
     lanes = [ctx.fresh("lane") for _ in srcs]
     for ln, ct in zip(lanes, ctypes):

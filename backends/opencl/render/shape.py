@@ -15,7 +15,9 @@ from .context import Idx, RenderContext, Tile, check_pow2, numel
 from .rules import CSTYLE_RULES as RULES
 
 
-def _result_tile(ctx: RenderContext, op: Op, gen: Callable[[Idx], str], cost: int, index_only: bool, index: int = 0) -> None:
+def _result_tile(
+    ctx: RenderContext, op: Op, gen: Callable[[Idx], str], cost: int, index_only: bool, index: int = 0
+) -> None:
     res = op.results[index]
     check_pow2(res.type.shape, ctx.backend, op.loc)
     ctx.define(res, Tile(res.type.shape, ctx.ctype(res), gen=gen, cost=cost, index_only=index_only))
@@ -133,6 +135,7 @@ def render_split(ctx: RenderContext, op: O.Split) -> None:
     src_shape = op.src.type.shape
     cost, index_only = _src_info(ctx, x)
     for half in (0, 1):
+
         def gen(idx: Idx, half: int = half) -> str:
             dims = (idx.dims if idx.shape else []) + [f"{half}u"]
             return ctx.element(x, Idx.of_dims(src_shape, dims))
@@ -140,8 +143,9 @@ def render_split(ctx: RenderContext, op: O.Split) -> None:
         if op.results[half].type.is_tensor:
             _result_tile(ctx, op, gen, cost, index_only, index=half)
         else:
-            ctx.define(op.results[half], ctx.element(x, Idx.of_dims(src_shape, [f"{half}u"])) if isinstance(x, Tile)
-                       else x)
+            ctx.define(
+                op.results[half], ctx.element(x, Idx.of_dims(src_shape, [f"{half}u"])) if isinstance(x, Tile) else x
+            )
 
 
 @RULES.register(O.Cat)

@@ -29,9 +29,15 @@ class AcmeBackend(cpu_ref.CPURefBackend):
     @classmethod
     def describe(cls, target: GPUTarget | None = None) -> TargetDescriptor:
         host = cpu_ref.host_descriptor()
-        return TargetDescriptor(name="acme", arch=host.arch, warp_size=1, max_threads_per_program=1 << 16,
-                                vector_width_bits=max(host.vector_width_bits, 256),
-                                num_compute_units=host.num_compute_units, features=host.features)
+        return TargetDescriptor(
+            name="acme",
+            arch=host.arch,
+            warp_size=1,
+            max_threads_per_program=1 << 16,
+            vector_width_bits=max(host.vector_width_bits, 256),
+            num_compute_units=host.num_compute_units,
+            features=host.features,
+        )
 
     def ir_passes(self, options: Options) -> list[IRPass]:
         return [*super().ir_passes(options), RecipDiv(min_elements=2)]

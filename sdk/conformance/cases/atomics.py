@@ -43,8 +43,9 @@ def rmw_kernel(x_ptr, acc_ptr, n, OP: tl.constexpr, SLOTS: tl.constexpr, BLOCK: 
         tl.static_assert(False, "unknown op")
 
 
-def _rmw_case(op: str, dtypes: tuple[str, ...], shapes: tuple[tuple[int, ...], ...] = ((1,), (1000,), (5000,)),
-              suffix: str = "") -> Case:
+def _rmw_case(
+    op: str, dtypes: tuple[str, ...], shapes: tuple[tuple[int, ...], ...] = ((1,), (1000,), (5000,)), suffix: str = ""
+) -> Case:
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         n = shape[0]
         if op in ("and", "or", "xor"):
@@ -64,13 +65,18 @@ def _rmw_case(op: str, dtypes: tuple[str, ...], shapes: tuple[tuple[int, ...], .
         with np.errstate(over="ignore"):
             for i, v in enumerate(x):
                 s = i % SLOTS
-                acc[s] = {"add": lambda a, b: a + b, "max": max, "min": min, "and": lambda a, b: a & b,
-                          "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}[op](acc[s], v)
+                acc[s] = {
+                    "add": lambda a, b: a + b,
+                    "max": max,
+                    "min": min,
+                    "and": lambda a, b: a & b,
+                    "or": lambda a, b: a | b,
+                    "xor": lambda a, b: a ^ b,
+                }[op](acc[s], v)
         out = torch.from_numpy(acc)
         return [out.to(torch.bfloat16) if bf16 else out]
 
-    return register(Case(f"atomic_{op}{suffix}", "tt.atomic_rmw", rmw_kernel, dtypes, shapes, build,
-                         reference, EXACT))
+    return register(Case(f"atomic_{op}{suffix}", "tt.atomic_rmw", rmw_kernel, dtypes, shapes, build, reference, EXACT))
 
 
 _rmw_case("add", ("int32", "int64", "uint32", "uint64", "float32", "float64"))
@@ -99,10 +105,19 @@ def _xchg_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launc
     return Launch([x, init, torch.empty_like(x), n], (triton.cdiv(n, BLOCK),), (1, 2), {"BLOCK": BLOCK})
 
 
-register(Case("atomic_xchg_returns_old", "tt.atomic_rmw", xchg_kernel, ("int32", "int64", "float32", "float64"),
-              ((1,), (300,)), _xchg_build,
-              lambda launch, d: [launch.args[0] * 2, launch.args[1] + launch.args[0]], EXACT,
-              note="each address is exchanged by exactly one element"))
+register(
+    Case(
+        "atomic_xchg_returns_old",
+        "tt.atomic_rmw",
+        xchg_kernel,
+        ("int32", "int64", "float32", "float64"),
+        ((1,), (300,)),
+        _xchg_build,
+        lambda launch, d: [launch.args[0] * 2, launch.args[1] + launch.args[0]],
+        EXACT,
+        note="each address is exchanged by exactly one element",
+    )
+)
 
 
 @triton.jit
@@ -124,15 +139,30 @@ def _cas_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch
     n = shape[0]
     x = torch.randint(1, 100, (n,), generator=g, dtype=torch.int64).to(TORCH[dtype])
     zero = torch.zeros(1, dtype=TORCH[dtype])
-    return Launch([torch.zeros(1, dtype=torch.int32), zero.clone(), torch.zeros(1, dtype=torch.int32), x], (n,),
-                  (1, 2), {"ROUNDS": 20})
+    return Launch(
+        [torch.zeros(1, dtype=torch.int32), zero.clone(), torch.zeros(1, dtype=torch.int32), x],
+        (n,),
+        (1, 2),
+        {"ROUNDS": 20},
+    )
 
 
-register(Case("atomic_cas_spinlock", "tt.atomic_cas", cas_lock_kernel, ("int32", "int64", "float32"),
-              ((1,), (64,), (500,)), _cas_build,
-              lambda launch, d: [(launch.args[3].double().sum() * 20).to(TORCH[d]).reshape(1),
-                                 torch.tensor([launch.grid[0] * 20], dtype=torch.int32)], EXACT,
-              note="the interpreter runs programs one after another: it never contends for the lock"))
+register(
+    Case(
+        "atomic_cas_spinlock",
+        "tt.atomic_cas",
+        cas_lock_kernel,
+        ("int32", "int64", "float32"),
+        ((1,), (64,), (500,)),
+        _cas_build,
+        lambda launch, d: [
+            (launch.args[3].double().sum() * 20).to(TORCH[d]).reshape(1),
+            torch.tensor([launch.grid[0] * 20], dtype=torch.int32),
+        ],
+        EXACT,
+        note="the interpreter runs programs one after another: it never contends for the lock",
+    )
+)
 
 
 @triton.jit
@@ -146,13 +176,25 @@ def _cas_each_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> L
     n = shape[0]
     cur = rand((n,), dtype, g, 1, 100)  # cur + 1 is exact (and differs from cur) in every type
     cmp = torch.where(torch.arange(n) % 2 == 0, cur, cur + 1)
-    return Launch([cur, cmp, rand((n,), dtype, g, 1, 100), torch.empty_like(cur)], (n // BLOCK,), (0, 3),
-                  {"BLOCK": BLOCK})
+    return Launch(
+        [cur, cmp, rand((n,), dtype, g, 1, 100), torch.empty_like(cur)], (n // BLOCK,), (0, 3), {"BLOCK": BLOCK}
+    )
 
 
-register(Case("atomic_cas_16bit", "tt.atomic_cas", cas_each_kernel, ("int16", "float16", "bfloat16"),
-              ((BLOCK,), (1024,)), _cas_each_build,
-              lambda launch, d: [torch.where(torch.arange(launch.args[0].numel()) % 2 == 0, launch.args[2],
-                                             launch.args[0]), launch.args[0]], EXACT,
-              note="even elements match and are swapped, odd ones keep their value; all return the old value; "
-                   "neighbours share a 32-bit word (a backend emulating 16-bit atomics must keep them intact)"))
+register(
+    Case(
+        "atomic_cas_16bit",
+        "tt.atomic_cas",
+        cas_each_kernel,
+        ("int16", "float16", "bfloat16"),
+        ((BLOCK,), (1024,)),
+        _cas_each_build,
+        lambda launch, d: [
+            torch.where(torch.arange(launch.args[0].numel()) % 2 == 0, launch.args[2], launch.args[0]),
+            launch.args[0],
+        ],
+        EXACT,
+        note="even elements match and are swapped, odd ones keep their value; all return the old value; "
+        "neighbours share a 32-bit word (a backend emulating 16-bit atomics must keep them intact)",
+    )
+)

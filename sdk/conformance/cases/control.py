@@ -68,5 +68,15 @@ def _ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
     return [out.float()]
 
 
-register(Case("control_flow", "scf.for", control_kernel, ("float16", "float32", "float64"),
-              ((1, 1), (5, 100), (9, 64)), _build, _ref, normwise(64),))
+register(
+    Case(
+        "control_flow",
+        "scf.for",
+        control_kernel,
+        ("float16", "float32", "float64"),
+        ((1, 1), (5, 100), (9, 64)),
+        _build,
+        _ref,
+        normwise(64),
+    )
+)

@@ -14,14 +14,25 @@ from .tolerance import EXACT
 
 BLOCK = 128
 SHAPES = ((1,), (300,))
-_TL = {"int8": tl.int8, "int16": tl.int16, "int32": tl.int32, "int64": tl.int64, "uint8": tl.uint8,
-       "uint16": tl.uint16, "uint32": tl.uint32, "uint64": tl.uint64, "float16": tl.float16, "bfloat16": tl.bfloat16,
-       "float32": tl.float32, "float64": tl.float64, "bool": tl.int1}
+_TL = {
+    "int8": tl.int8,
+    "int16": tl.int16,
+    "int32": tl.int32,
+    "int64": tl.int64,
+    "uint8": tl.uint8,
+    "uint16": tl.uint16,
+    "uint32": tl.uint32,
+    "uint64": tl.uint64,
+    "float16": tl.float16,
+    "bfloat16": tl.bfloat16,
+    "float32": tl.float32,
+    "float64": tl.float64,
+    "bool": tl.int1,
+}
 
 
 @triton.jit
-def cast_kernel(x_ptr, out_ptr, n, DST: tl.constexpr, ROUND: tl.constexpr, BITCAST: tl.constexpr,
-                BLOCK: tl.constexpr):
+def cast_kernel(x_ptr, out_ptr, n, DST: tl.constexpr, ROUND: tl.constexpr, BITCAST: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask)
@@ -55,11 +66,18 @@ def _cast_case(src: str, dsts: tuple[str, ...], rounding: str = "", bitcast: boo
             x = rand(shape, "bool", g)
         else:
             # float → unsigned of a negative value is undefined (C) / saturating (PTX): positive inputs only
-            x = rand(shape, src, g, 0.01, 200.0) if dst not in INTS else rand(
-                shape, src, g, 0.5, 100.0, signed=not dst.startswith("u"))
+            x = (
+                rand(shape, src, g, 0.01, 200.0)
+                if dst not in INTS
+                else rand(shape, src, g, 0.5, 100.0, signed=not dst.startswith("u"))
+            )
         out = torch.empty(shape, dtype=TORCH[dst])
-        return Launch([x, out, shape[0]], (triton.cdiv(shape[0], BLOCK),), (1,),
-                      {"DST": _TL[dst], "ROUND": rounding, "BITCAST": bitcast, "BLOCK": BLOCK})
+        return Launch(
+            [x, out, shape[0]],
+            (triton.cdiv(shape[0], BLOCK),),
+            (1,),
+            {"DST": _TL[dst], "ROUND": rounding, "BITCAST": bitcast, "BLOCK": BLOCK},
+        )
 
     def reference(launch: Launch, dst: str) -> list[torch.Tensor]:
         x = launch.args[0]
@@ -73,13 +91,15 @@ def _cast_case(src: str, dsts: tuple[str, ...], rounding: str = "", bitcast: boo
             return [torch.from_numpy(np.trunc(np_of(x.double())).astype(np.dtype(dst)))]
         if dst == "bool":
             return [x != 0]
-        return [x.double().to(TORCH[dst]) if src in FLOATS else torch.from_numpy(
-            np_of(x).astype(np.float64)).to(TORCH[dst])]
+        return [
+            x.double().to(TORCH[dst]) if src in FLOATS else torch.from_numpy(np_of(x).astype(np.float64)).to(TORCH[dst])
+        ]
 
     tag = "bitcast" if bitcast else ("fp_to_fp_rtz" if rounding else "cast")
     feature = "tt.bitcast" if bitcast else ("tt.fp_to_fp" if rounding else "arith.cast")
-    return register(Case(f"{tag}_from_{src}", feature, cast_kernel, dsts, SHAPES, build, reference, EXACT,
-                         interpreter=not rounding))
+    return register(
+        Case(f"{tag}_from_{src}", feature, cast_kernel, dsts, SHAPES, build, reference, EXACT, interpreter=not rounding)
+    )
 
 
 for _s in INTS:
@@ -116,15 +136,31 @@ def _fp8_case(fmt: str, dtypes: tuple[str, ...]) -> Case:
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         x = rand(shape, dtype, g, 0.001, hi)
         x = torch.where(torch.rand(shape, generator=g) < 0.5, x / 256, x)
-        return Launch([x, torch.empty_like(x), torch.empty(shape, dtype=torch.uint8), shape[0]],
-                      (triton.cdiv(shape[0], BLOCK),), (1, 2), {"FP8": tl_t, "ROUND": "", "BLOCK": BLOCK})
+        return Launch(
+            [x, torch.empty_like(x), torch.empty(shape, dtype=torch.uint8), shape[0]],
+            (triton.cdiv(shape[0], BLOCK),),
+            (1, 2),
+            {"FP8": tl_t, "ROUND": "", "BLOCK": BLOCK},
+        )
 
     def reference(launch: Launch, dtype: str) -> list[torch.Tensor]:
         f8 = launch.args[0].to(torch_t)
         return [f8.to(TORCH[dtype]), f8.view(torch.uint8)]
 
-    return register(Case(f"fp8_{fmt}", "tt.fp_to_fp", fp8_kernel, dtypes, SHAPES, build, reference, EXACT,
-                         interpreter=False, note="float → fp8 → float round trip and bits vs torch's float8 types"))
+    return register(
+        Case(
+            f"fp8_{fmt}",
+            "tt.fp_to_fp",
+            fp8_kernel,
+            dtypes,
+            SHAPES,
+            build,
+            reference,
+            EXACT,
+            interpreter=False,
+            note="float → fp8 → float round trip and bits vs torch's float8 types",
+        )
+    )
 
 
 for _f in _FP8:
@@ -145,12 +181,28 @@ def _e4b15_reference(launch: Launch, dtype: str) -> list[torch.Tensor]:
 
 
 def _e4b15_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
-    x = rand(shape, dtype, g, 2.0 ** -16, 2.5)
+    x = rand(shape, dtype, g, 2.0**-16, 2.5)
     x = torch.where(torch.rand(shape, generator=g) < 0.5, x / 64, x)
-    return Launch([x, torch.empty_like(x), torch.empty(shape, dtype=torch.uint8), shape[0]],
-                  (triton.cdiv(shape[0], BLOCK),), (1, 2), {"FP8": tl.float8e4b15, "ROUND": "", "BLOCK": BLOCK})
+    return Launch(
+        [x, torch.empty_like(x), torch.empty(shape, dtype=torch.uint8), shape[0]],
+        (triton.cdiv(shape[0], BLOCK),),
+        (1, 2),
+        {"FP8": tl.float8e4b15, "ROUND": "", "BLOCK": BLOCK},
+    )
 
 
-register(Case("fp8_e4b15", "convert_custom_types", fp8_kernel, ("float16", "float32"), SHAPES, _e4b15_build,
-              _e4b15_reference, EXACT, interpreter=False, min_triton=(3, 7),
-              note="fp8e4b15 is an i8 in the IR: the target's convert_custom_types codegen function converts it"))
+register(
+    Case(
+        "fp8_e4b15",
+        "convert_custom_types",
+        fp8_kernel,
+        ("float16", "float32"),
+        SHAPES,
+        _e4b15_build,
+        _e4b15_reference,
+        EXACT,
+        interpreter=False,
+        min_triton=(3, 7),
+        note="fp8e4b15 is an i8 in the IR: the target's convert_custom_types codegen function converts it",
+    )
+)

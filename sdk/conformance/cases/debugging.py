@@ -26,9 +26,20 @@ def checked_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def _build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
     x = rand(shape, dtype, g)
-    return Launch([x, torch.empty_like(x), shape[0]], (triton.cdiv(shape[0], 64),), (1,), {"BLOCK": 64},
-                  {"debug": True})
+    return Launch(
+        [x, torch.empty_like(x), shape[0]], (triton.cdiv(shape[0], 64),), (1,), {"BLOCK": 64}, {"debug": True}
+    )
 
 
-register(Case("assert_passes", "tt.assert", checked_kernel, ("int32", "float32"), ((1,), (500,)), _build,
-              lambda launch, d: [launch.args[0] * 3], EXACT))
+register(
+    Case(
+        "assert_passes",
+        "tt.assert",
+        checked_kernel,
+        ("int32", "float32"),
+        ((1,), (500,)),
+        _build,
+        lambda launch, d: [launch.args[0] * 3],
+        EXACT,
+    )
+)

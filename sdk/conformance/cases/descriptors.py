@@ -51,9 +51,30 @@ def _ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
     return [x.t() + 1]
 
 
-register(Case("descriptor_device", "tt.make_tensor_descriptor", device_desc_kernel,
-              ("int16", "int32", "float16", "float32", "float64"), ((16, 32), (40, 72), (8, 8)), _build(False), _ref,
-              EXACT, note="strides must be 16-byte multiples (Triton checks)"))
-register(Case("descriptor_host", "tt.descriptor_load", host_desc_kernel, ("int16", "int32", "float16", "float32"),
-              ((16, 32), (40, 72), (8, 8)), _build(True), _ref, EXACT, min_triton=(3, 7),
-              note="host TensorDescriptor arguments, expanded by the launcher as Triton's TTIR pass expands them"))
+register(
+    Case(
+        "descriptor_device",
+        "tt.make_tensor_descriptor",
+        device_desc_kernel,
+        ("int16", "int32", "float16", "float32", "float64"),
+        ((16, 32), (40, 72), (8, 8)),
+        _build(False),
+        _ref,
+        EXACT,
+        note="strides must be 16-byte multiples (Triton checks)",
+    )
+)
+register(
+    Case(
+        "descriptor_host",
+        "tt.descriptor_load",
+        host_desc_kernel,
+        ("int16", "int32", "float16", "float32"),
+        ((16, 32), (40, 72), (8, 8)),
+        _build(True),
+        _ref,
+        EXACT,
+        min_triton=(3, 7),
+        note="host TensorDescriptor arguments, expanded by the launcher as Triton's TTIR pass expands them",
+    )
+)

@@ -13,23 +13,29 @@ from .tolerance import EXACT, normwise
 
 
 @triton.jit
-def dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-               ACC: tl.constexpr):
+def dot_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACC: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
     acc = tl.zeros((BM, BN), dtype=ACC)
     for k0 in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & (k0 + rk < K)[None, :],
-                    other=0)
-        b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :], mask=(k0 + rk < K)[:, None] & (rn < N)[None, :],
-                    other=0)
+        a = tl.load(
+            a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=(rm[:, None] < M) & (k0 + rk < K)[None, :], other=0
+        )
+        b = tl.load(
+            b_ptr + (k0 + rk)[:, None] * N + rn[None, :], mask=(k0 + rk < K)[:, None] & (rn < N)[None, :], other=0
+        )
         acc = tl.dot(a, b, acc, input_precision="ieee", out_dtype=ACC)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn < N)[None, :])
 
 
-_ACC = {"float16": (tl.float32, torch.float32), "bfloat16": (tl.float32, torch.float32),
-        "float32": (tl.float32, torch.float32), "float64": (tl.float64, torch.float64), "int8": (tl.int32, torch.int32)}
+_ACC = {
+    "float16": (tl.float32, torch.float32),
+    "bfloat16": (tl.float32, torch.float32),
+    "float32": (tl.float32, torch.float32),
+    "float64": (tl.float64, torch.float64),
+    "int8": (tl.int32, torch.int32),
+}
 
 
 def _build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
@@ -37,8 +43,12 @@ def _build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
     a, b = rand((m, k), dtype, g, 1, 4), rand((k, n), dtype, g, 1, 4)
     acc_tl, acc_t = _ACC[dtype]
     c = torch.empty((m, n), dtype=acc_t)
-    return Launch([a, b, c, m, n, k], (triton.cdiv(m, 16), triton.cdiv(n, 32)), (2,),
-                  {"BM": 16, "BN": 32, "BK": 16, "ACC": acc_tl})
+    return Launch(
+        [a, b, c, m, n, k],
+        (triton.cdiv(m, 16), triton.cdiv(n, 32)),
+        (2,),
+        {"BM": 16, "BN": 32, "BK": 16, "ACC": acc_tl},
+    )
 
 
 def _ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
@@ -48,8 +58,18 @@ def _ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
     return [a.double() @ b.double()]
 
 
-register(Case("dot", "tt.dot", dot_kernel, tuple(_ACC), ((16, 32, 16), (33, 47, 70), (1, 1, 1)), _build, _ref,
-              lambda d: EXACT if d == "int8" else normwise(16)))
+register(
+    Case(
+        "dot",
+        "tt.dot",
+        dot_kernel,
+        tuple(_ACC),
+        ((16, 32, 16), (33, 47, 70), (1, 1, 1)),
+        _build,
+        _ref,
+        lambda d: EXACT if d == "int8" else normwise(16),
+    )
+)
 
 
 @triton.jit
@@ -67,27 +87,39 @@ def batched_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N:
 def _batched_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
     bsz, m, n, k = shape
     a, b = rand((bsz, m, k), dtype, g, 1, 4), rand((bsz, k, n), dtype, g, 1, 4)
-    return Launch([a, b, torch.empty((bsz, m, n), dtype=torch.float32)], (1,), (2,),
-                  {"B": bsz, "M": m, "N": n, "K": k})
+    return Launch([a, b, torch.empty((bsz, m, n), dtype=torch.float32)], (1,), (2,), {"B": bsz, "M": m, "N": n, "K": k})
 
 
-register(Case("dot_batched", "tt.dot", batched_dot_kernel, ("float16", "float32"), ((2, 16, 16, 16), (4, 16, 32, 64)),
-              _batched_build, lambda launch, d: [launch.args[0].double() @ launch.args[1].double()], normwise(16)))
+register(
+    Case(
+        "dot_batched",
+        "tt.dot",
+        batched_dot_kernel,
+        ("float16", "float32"),
+        ((2, 16, 16, 16), (4, 16, 32, 64)),
+        _batched_build,
+        lambda launch, d: [launch.args[0].double() @ launch.args[1].double()],
+        normwise(16),
+    )
+)
 
 assert TORCH
 
 
 @triton.jit
-def dot_fp8_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, FA: tl.constexpr,
-                   FB: tl.constexpr):
+def dot_fp8_kernel(
+    a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, FA: tl.constexpr, FB: tl.constexpr
+):
     rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
     a = tl.load(a_ptr + rm[:, None] * K + rk[None, :]).to(FA)
     b = tl.load(b_ptr + rk[:, None] * N + rn[None, :]).to(FB)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
 
 
-_FP8_PAIRS = {"e4m3xe4m3": (tl.float8e4nv, torch.float8_e4m3fn, tl.float8e4nv, torch.float8_e4m3fn),
-              "e4m3xe5m2": (tl.float8e4nv, torch.float8_e4m3fn, tl.float8e5, torch.float8_e5m2)}
+_FP8_PAIRS = {
+    "e4m3xe4m3": (tl.float8e4nv, torch.float8_e4m3fn, tl.float8e4nv, torch.float8_e4m3fn),
+    "e4m3xe5m2": (tl.float8e4nv, torch.float8_e4m3fn, tl.float8e5, torch.float8_e5m2),
+}
 
 
 def _fp8_build(pair: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
@@ -103,5 +135,17 @@ def _fp8_ref(launch: Launch, pair: str) -> list[torch.Tensor]:
     return [a @ b]
 
 
-register(Case("dot_fp8", "tt.dot", dot_fp8_kernel, tuple(_FP8_PAIRS), ((16, 16, 32), (32, 16, 16)), _fp8_build,
-              _fp8_ref, normwise(16), interpreter=False, note="dtypes name the fp8 operand formats"))
+register(
+    Case(
+        "dot_fp8",
+        "tt.dot",
+        dot_fp8_kernel,
+        tuple(_FP8_PAIRS),
+        ((16, 16, 32), (32, 16, 16)),
+        _fp8_build,
+        _fp8_ref,
+        normwise(16),
+        interpreter=False,
+        note="dtypes name the fp8 operand formats",
+    )
+)

@@ -69,8 +69,14 @@ def binary_kernel(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexp
 def _np_binary(op: str, a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
     with np.errstate(over="ignore"):
         if op in ("add", "sub", "mul", "and", "or", "xor"):
-            return {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
-                    "or": np.bitwise_or, "xor": np.bitwise_xor}[op](a, b)
+            return {
+                "add": np.add,
+                "sub": np.subtract,
+                "mul": np.multiply,
+                "and": np.bitwise_and,
+                "or": np.bitwise_or,
+                "xor": np.bitwise_xor,
+            }[op](a, b)
         if op == "floordiv":
             return c_divmod(a, b)[0]
         if op == "mod":
@@ -92,16 +98,37 @@ def _np_binary(op: str, a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
 
 
 _CMP = {"lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge, "eq": torch.eq, "ne": torch.ne}
-_FLOAT_BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "truediv": torch.div, "mod": torch.fmod,
-                 "minimum": torch.minimum, "maximum": torch.maximum}
+_FLOAT_BINARY = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "truediv": torch.div,
+    "mod": torch.fmod,
+    "minimum": torch.minimum,
+    "maximum": torch.maximum,
+}
 
 
 #: the TTIR op(s) each Python operator becomes (integer / float spellings)
-TTIR = {"add": "arith.addi|addf", "sub": "arith.subi|subf", "mul": "arith.muli|mulf", "truediv": "arith.divf",
-        "floordiv": "arith.divsi|divui", "mod": "arith.remsi|remui|remf", "and": "arith.andi", "or": "arith.ori",
-        "xor": "arith.xori", "shl": "arith.shli", "shr": "arith.shrsi|shrui", "minimum": "arith.minsi|minui|minnumf",
-        "maximum": "arith.maxsi|maxui|maxnumf", "umulhi": "tt.mulhiui", "neg": "arith.subi|negf",
-        "abs": "math.absi|absf", "invert": "arith.xori"}
+TTIR = {
+    "add": "arith.addi|addf",
+    "sub": "arith.subi|subf",
+    "mul": "arith.muli|mulf",
+    "truediv": "arith.divf",
+    "floordiv": "arith.divsi|divui",
+    "mod": "arith.remsi|remui|remf",
+    "and": "arith.andi",
+    "or": "arith.ori",
+    "xor": "arith.xori",
+    "shl": "arith.shli",
+    "shr": "arith.shrsi|shrui",
+    "minimum": "arith.minsi|minui|minnumf",
+    "maximum": "arith.maxsi|maxui|maxnumf",
+    "umulhi": "tt.mulhiui",
+    "neg": "arith.subi|negf",
+    "abs": "math.absi|absf",
+    "invert": "arith.xori",
+}
 TTIR.update(dict.fromkeys(("lt", "le", "gt", "ge", "eq", "ne"), "arith.cmpi|cmpf"))
 
 
@@ -126,16 +153,26 @@ def _binary_case(op: str, dtypes: tuple[str, ...], inputs: str = "small", tol=EX
         x, y = launch.args[0], launch.args[1]
         if out_bool:
             if dtype in INTS:
-                return [torch.from_numpy({"lt": np.less, "le": np.less_equal, "gt": np.greater,
-                                          "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}[op](
-                    np_of(x), np_of(y)))]
+                return [
+                    torch.from_numpy(
+                        {
+                            "lt": np.less,
+                            "le": np.less_equal,
+                            "gt": np.greater,
+                            "ge": np.greater_equal,
+                            "eq": np.equal,
+                            "ne": np.not_equal,
+                        }[op](np_of(x), np_of(y))
+                    )
+                ]
             return [_CMP[op](x.double(), y.double())]
         if dtype in INTS:
             return [torch.from_numpy(_np_binary(op, np_of(x), np_of(y), dtype))]
         return [_FLOAT_BINARY[op](x.double(), y.double())]
 
-    return register(Case(f"binary_{op}", TTIR[op], binary_kernel, dtypes, SHAPES_1D, build, reference, tol,
-                         interpreter=True))
+    return register(
+        Case(f"binary_{op}", TTIR[op], binary_kernel, dtypes, SHAPES_1D, build, reference, tol, interpreter=True)
+    )
 
 
 for _op in ("add", "sub", "mul"):
@@ -175,8 +212,9 @@ def unary_kernel(x_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
 def _unary_case(op: str, dtypes: tuple[str, ...]) -> Case:
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         x = full_range(shape, dtype, g) if dtype in INTS else rand(shape, dtype, g)
-        return Launch([x, torch.empty_like(x), shape[0]], (triton.cdiv(shape[0], BLOCK),), (1,),
-                      {"OP": op, "BLOCK": BLOCK})
+        return Launch(
+            [x, torch.empty_like(x), shape[0]], (triton.cdiv(shape[0], BLOCK),), (1,), {"OP": op, "BLOCK": BLOCK}
+        )
 
     def reference(launch: Launch, dtype: str) -> list[torch.Tensor]:
         x = launch.args[0]
@@ -213,5 +251,15 @@ def _where_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Laun
     return Launch([c, x, y, torch.empty_like(x), shape[0]], (triton.cdiv(shape[0], BLOCK),), (3,), {"BLOCK": BLOCK})
 
 
-register(Case("where", "arith.select", where_kernel, NUMERIC + ("bool",), SHAPES_1D, _where_build,
-              lambda launch, d: [select(launch.args[0], launch.args[1], launch.args[2])], EXACT))
+register(
+    Case(
+        "where",
+        "arith.select",
+        where_kernel,
+        NUMERIC + ("bool",),
+        SHAPES_1D,
+        _where_build,
+        lambda launch, d: [select(launch.args[0], launch.args[1], launch.args[2])],
+        EXACT,
+    )
+)

@@ -6,9 +6,19 @@ import numpy as np
 import torch
 
 TORCH = {
-    "bool": torch.bool, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
-    "uint8": torch.uint8, "uint16": torch.uint16, "uint32": torch.uint32, "uint64": torch.uint64,
-    "float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32, "float64": torch.float64,
+    "bool": torch.bool,
+    "int8": torch.int8,
+    "int16": torch.int16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+    "uint8": torch.uint8,
+    "uint16": torch.uint16,
+    "uint32": torch.uint32,
+    "uint64": torch.uint64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float32": torch.float32,
+    "float64": torch.float64,
 }
 SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
@@ -32,8 +42,9 @@ def numel(shape: tuple[int, ...]) -> int:
     return n
 
 
-def rand(shape: tuple[int, ...], dtype: str, g: torch.Generator, lo: float = 0.5, hi: float = 4.0,
-         signed: bool = True) -> torch.Tensor:
+def rand(
+    shape: tuple[int, ...], dtype: str, g: torch.Generator, lo: float = 0.5, hi: float = 4.0, signed: bool = True
+) -> torch.Tensor:
     """Random values with lo <= |x| <= hi (integers: in [lo, hi], negatives only for signed types)."""
     t = TORCH[dtype]
     if dtype == "bool":
@@ -71,7 +82,12 @@ def select(cond: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor
 
 def c_divmod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """C semantics (truncate toward zero; remainder has the dividend's sign), exact for every integer width."""
-    q = np.array([int(x) // int(y) if (int(x) >= 0) == (int(y) >= 0) or int(x) % int(y) == 0
-                  else int(x) // int(y) + 1 for x, y in zip(a.ravel(), b.ravel())], dtype=object)
+    q = np.array(
+        [
+            int(x) // int(y) if (int(x) >= 0) == (int(y) >= 0) or int(x) % int(y) == 0 else int(x) // int(y) + 1
+            for x, y in zip(a.ravel(), b.ravel())
+        ],
+        dtype=object,
+    )
     r = np.array([int(x) - int(qq) * int(y) for x, y, qq in zip(a.ravel(), b.ravel(), q)], dtype=object)
     return q.reshape(a.shape).astype(a.dtype), r.reshape(a.shape).astype(a.dtype)

@@ -180,8 +180,7 @@ _OPS = {
     "expm1": (lambda x, y, z: torch.expm1(x), ("float32", "float64"), (0.01, 5, True), ulp(4)),
     "log1p": (lambda x, y, z: torch.log1p(x), ("float32", "float64"), (0.01, 5, False), ulp(4)),
     "log10": (lambda x, y, z: torch.log10(x), ("float32", "float64"), (0.01, 100, False), ulp(4)),
-    "cbrt": (lambda x, y, z: torch.sign(x) * x.abs().pow(1 / 3), ("float32", "float64"), (0.01, 100, True),
-             ulp(4)),
+    "cbrt": (lambda x, y, z: torch.sign(x) * x.abs().pow(1 / 3), ("float32", "float64"), (0.01, 100, True), ulp(4)),
     "erfc": (lambda x, y, z: torch.erfc(x), ("float32", "float64"), (0.05, 3, True), ulp(4)),
     "erfinv": (lambda x, y, z: torch.erfinv(x), ("float32", "float64"), (0.01, 0.99, True), ulp(16)),
     "lgamma": (lambda x, y, z: torch.lgamma(x), ("float32", "float64"), (0.1, 10, False), ulp(8)),
@@ -191,8 +190,12 @@ _OPS = {
     "fmod": (lambda x, y, z: torch.fmod(x, y), ("float32", "float64"), (0.1, 30, True), EXACT),
     "rint": (lambda x, y, z: torch.round(x * 3), ("float32", "float64"), (0.1, 9, True), EXACT),
     "trunc": (lambda x, y, z: torch.trunc(x * 3), ("float32", "float64"), (0.1, 9, True), EXACT),
-    "round": (lambda x, y, z: torch.sign(x * 3) * torch.floor((x * 3).abs() + 0.5), ("float32", "float64"),
-              (0.1, 9, True), EXACT),
+    "round": (
+        lambda x, y, z: torch.sign(x * 3) * torch.floor((x * 3).abs() + 0.5),
+        ("float32", "float64"),
+        (0.1, 9, True),
+        EXACT,
+    ),
     "isnan": (lambda x, y, z: (y <= 0).double(), ("float32", "float64"), (0.1, 9, True), EXACT),
     "signbit": (lambda x, y, z: (x < 0).double(), ("float32", "float64"), (0.1, 9, True), EXACT),
     "rcp_rn": (lambda x, y, z: 1 / x, F32_64, (0.1, 9, True), ulp(0.5001)),
@@ -203,11 +206,27 @@ _OPS = {
 
 _NAN_OPS = ("clamp", "maximum_nan", "minimum_nan")
 #: the TTIR op each core (non-libdevice) function becomes
-_TTIR = {"exp": "math.exp", "exp2": "math.exp2", "log": "math.log", "log2": "math.log2", "sin": "math.sin",
-         "cos": "math.cos", "sqrt": "math.sqrt", "sqrt_rn": "tt.precise_sqrt", "rsqrt": "math.rsqrt",
-         "floor": "math.floor", "ceil": "math.ceil", "erf": "math.erf", "fma": "math.fma", "div_rn": "tt.precise_divf",
-         "fdiv": "arith.divf", "sigmoid": "math.exp", "clamp": "tt.clampf", "maximum_nan": "arith.maximumf",
-         "minimum_nan": "arith.minimumf"}
+_TTIR = {
+    "exp": "math.exp",
+    "exp2": "math.exp2",
+    "log": "math.log",
+    "log2": "math.log2",
+    "sin": "math.sin",
+    "cos": "math.cos",
+    "sqrt": "math.sqrt",
+    "sqrt_rn": "tt.precise_sqrt",
+    "rsqrt": "math.rsqrt",
+    "floor": "math.floor",
+    "ceil": "math.ceil",
+    "erf": "math.erf",
+    "fma": "math.fma",
+    "div_rn": "tt.precise_divf",
+    "fdiv": "arith.divf",
+    "sigmoid": "math.exp",
+    "clamp": "tt.clampf",
+    "maximum_nan": "arith.maximumf",
+    "minimum_nan": "arith.minimumf",
+}
 
 
 def _case(op: str, nan: bool = False) -> Case:
@@ -226,11 +245,22 @@ def _case(op: str, nan: bool = False) -> Case:
         x, y, z = (launch.args[i].double() for i in range(3))
         if op in ("rint", "trunc", "round", "float2int_rz"):
             x = (launch.args[0] * (10.0 if op == "float2int_rz" else 3.0)).double() / (
-                10.0 if op == "float2int_rz" else 3.0)
+                10.0 if op == "float2int_rz" else 3.0
+            )
         return [fn(x, y, z)]
 
-    return register(Case(f"math_{op}{'_with_nan' if nan else ''}", _TTIR.get(op, "tt.extern_elementwise"), math_kernel, dtypes,
-                         SHAPES, build, reference, tol))
+    return register(
+        Case(
+            f"math_{op}{'_with_nan' if nan else ''}",
+            _TTIR.get(op, "tt.extern_elementwise"),
+            math_kernel,
+            dtypes,
+            SHAPES,
+            build,
+            reference,
+            tol,
+        )
+    )
 
 
 for _op in _OPS:

@@ -29,12 +29,22 @@ def _masked_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Lau
 def _masked_ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
     x, out = launch.args[0], launch.args[1].clone()
     out[: x.numel()] = x
-    out[x.numel():] = 3
+    out[x.numel() :] = 3
     return [out]
 
 
-register(Case("load_mask_other", "tt.load", masked_copy_kernel, NUMERIC + ("bool",), ((1,), (100,), (1000,)),
-              _masked_build, _masked_ref, EXACT))
+register(
+    Case(
+        "load_mask_other",
+        "tt.load",
+        masked_copy_kernel,
+        NUMERIC + ("bool",),
+        ((1,), (100,), (1000,)),
+        _masked_build,
+        _masked_ref,
+        EXACT,
+    )
+)
 
 
 @triton.jit
@@ -50,12 +60,26 @@ def _tile_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launc
     m, n = shape
     x = rand((n, m), dtype, g).t()  # non-contiguous view
     out = torch.empty((m, n), dtype=x.dtype)
-    return Launch([x, out, m, n, x.stride(0), x.stride(1), out.stride(0)], (triton.cdiv(m, 16), triton.cdiv(n, 32)),
-                  (1,), {"BM": 16, "BN": 32})
+    return Launch(
+        [x, out, m, n, x.stride(0), x.stride(1), out.stride(0)],
+        (triton.cdiv(m, 16), triton.cdiv(n, 32)),
+        (1,),
+        {"BM": 16, "BN": 32},
+    )
 
 
-register(Case("load_2d_strided", "tt.load", tile2d_kernel, ("int32", "int64", "float16", "bfloat16", "float32"),
-              ((1, 1), (33, 65), (100, 7)), _tile_build, lambda launch, d: [launch.args[0] * 2], EXACT))
+register(
+    Case(
+        "load_2d_strided",
+        "tt.load",
+        tile2d_kernel,
+        ("int32", "int64", "float16", "bfloat16", "float32"),
+        ((1, 1), (33, 65), (100, 7)),
+        _tile_build,
+        lambda launch, d: [launch.args[0] * 2],
+        EXACT,
+    )
+)
 
 
 @triton.jit
@@ -74,6 +98,17 @@ def _scalar_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Lau
     return Launch([x, torch.empty(2 * shape[0], dtype=x.dtype), 3 << 33], (shape[0],), (1,))
 
 
-register(Case("scalar_pointers_int64", "tt.addptr", scalar_ptr_kernel, ("int8", "int32", "int64", "float32"),
-              ((1,), (37,)), _scalar_build, lambda launch, d: [torch.cat([launch.args[0] * 2, launch.args[0]])],
-              EXACT, interpreter=False, note="the interpreter cannot address 2**34 elements past a tensor"))
+register(
+    Case(
+        "scalar_pointers_int64",
+        "tt.addptr",
+        scalar_ptr_kernel,
+        ("int8", "int32", "int64", "float32"),
+        ((1,), (37,)),
+        _scalar_build,
+        lambda launch, d: [torch.cat([launch.args[0] * 2, launch.args[0]])],
+        EXACT,
+        interpreter=False,
+        note="the interpreter cannot address 2**34 elements past a tensor",
+    )
+)

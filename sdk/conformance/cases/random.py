@@ -75,15 +75,27 @@ def _reference(launch: Launch, kind: str) -> list[torch.Tensor]:
 def _case(kind: str) -> Case:
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         n = shape[0]
-        seed = int(torch.randint(0, 1 << 62, (1,), generator=g)) if dtype == "seed64" else int(
-            torch.randint(0, 1 << 31, (1,), generator=g))
+        seed = (
+            int(torch.randint(0, 1 << 62, (1,), generator=g))
+            if dtype == "seed64"
+            else int(torch.randint(0, 1 << 31, (1,), generator=g))
+        )
         out = torch.empty(n, dtype=torch.int32 if kind.startswith("randint") else torch.float32)
         return Launch([out, n, seed], (triton.cdiv(n, 128),), (0,), {"KIND": kind, "BLOCK": 128})
 
-    return register(Case(f"random_{kind}", "philox", random_kernel, ("seed32", "seed64"), ((1,), (1000,)), build,
-                         lambda launch, d: _reference(launch, kind),
-                         EXACT if kind != "randn" else normwise(64),
-                         note="dtypes name the seed's width (i32 or i64 kernel argument)"))
+    return register(
+        Case(
+            f"random_{kind}",
+            "philox",
+            random_kernel,
+            ("seed32", "seed64"),
+            ((1,), (1000,)),
+            build,
+            lambda launch, d: _reference(launch, kind),
+            EXACT if kind != "randn" else normwise(64),
+            note="dtypes name the seed's width (i32 or i64 kernel argument)",
+        )
+    )
 
 
 for _k in ("randint", "randint4x", "rand", "randn"):

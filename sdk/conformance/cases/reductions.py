@@ -32,8 +32,9 @@ def _out_offsets(r):
 
 
 @triton.jit
-def reduce_kernel(x_ptr, out_ptr, idx_ptr, OP: tl.constexpr, AXIS: tl.constexpr, M: tl.constexpr,
-                  N: tl.constexpr, K: tl.constexpr):
+def reduce_kernel(
+    x_ptr, out_ptr, idx_ptr, OP: tl.constexpr, AXIS: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr
+):
     rm = tl.arange(0, M)[:, None, None]
     rn = tl.arange(0, N)[None, :, None]
     rk = tl.arange(0, K)[None, None, :]
@@ -135,17 +136,30 @@ def _case(op: str, dtypes: tuple[str, ...]) -> Case:
             x = x.reshape(m, n, k)
             x = torch.round(x.double() * 2).to(x.dtype).flatten() if dtype in FLOATS else (x % 4).flatten()
         out_n = m * n * k if op.startswith(("cum", "rev")) else m * n * k // (m, n, k)[axis]
-        return Launch([x, torch.empty(out_n, dtype=x.dtype), torch.empty(out_n, dtype=torch.int32)], (1,),
-                      (1, 2) if with_idx else (1,), {"OP": op, "AXIS": axis, "M": m, "N": n, "K": k})
+        return Launch(
+            [x, torch.empty(out_n, dtype=x.dtype), torch.empty(out_n, dtype=torch.int32)],
+            (1,),
+            (1, 2) if with_idx else (1,),
+            {"OP": op, "AXIS": axis, "M": m, "N": n, "K": k},
+        )
 
     def tol(dtype: str):
         exact_ops = ("max", "min", "argmax", "argmin", "custom_argmax", "revscan_argmax")
         return EXACT if dtype in INTS or op in exact_ops else normwise(8)
 
     feature = "tt.scan" if op.startswith(("cum", "rev")) else "tt.reduce"
-    return register(Case(f"reduce_{op}", feature, reduce_kernel, dtypes,
-                         ((1, 1, 1, 0), (4, 8, 16, 0), (4, 8, 16, 1), (4, 8, 16, 2), (2, 32, 2, 1)),
-                         build, _reference(op), tol,))
+    return register(
+        Case(
+            f"reduce_{op}",
+            feature,
+            reduce_kernel,
+            dtypes,
+            ((1, 1, 1, 0), (4, 8, 16, 0), (4, 8, 16, 1), (4, 8, 16, 2), (2, 32, 2, 1)),
+            build,
+            _reference(op),
+            tol,
+        )
+    )
 
 
 _ALL = ("int8", "int32", "int64", "float16", "bfloat16", "float32", "float64")

@@ -34,8 +34,18 @@ def _grid_ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
     return [torch.stack([x, y, z, tot], -1).flatten().int()]
 
 
-register(Case("program_id_3d", "tt.get_program_id", grid3d_kernel, ("int32",), ((1, 1, 1), (5, 3, 2), (2, 1, 7)),
-              _grid_build, _grid_ref, EXACT))
+register(
+    Case(
+        "program_id_3d",
+        "tt.get_program_id",
+        grid3d_kernel,
+        ("int32",),
+        ((1, 1, 1), (5, 3, 2), (2, 1, 7)),
+        _grid_build,
+        _grid_ref,
+        EXACT,
+    )
+)
 
 
 @triton.jit
@@ -71,13 +81,16 @@ def _shape_ref(op: str):
     def ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
         m, n = launch.constexprs["M"], launch.constexprs["N"]
         x = launch.args[0].reshape(m, n)
-        y = {"trans": lambda: x.t(), "reshape": lambda: x.reshape(n, m),
-             "permute3": lambda: x.reshape(2, m // 2, n).permute(1, 2, 0).reshape(n, m),
-             "broadcast": lambda: x + x.max(1, keepdim=True).values,
-             "join_split": lambda: ((x + 1) * 2 - x).t(),
-             "interleave": lambda: torch.stack([x, x * 3], -1).reshape(n * 2, m),
-             "cat": lambda: torch.cat([x, x * 2]).reshape(n, m * 2),
-             "flip": lambda: x.flip(1).t()}[op]()
+        y = {
+            "trans": lambda: x.t(),
+            "reshape": lambda: x.reshape(n, m),
+            "permute3": lambda: x.reshape(2, m // 2, n).permute(1, 2, 0).reshape(n, m),
+            "broadcast": lambda: x + x.max(1, keepdim=True).values,
+            "join_split": lambda: ((x + 1) * 2 - x).t(),
+            "interleave": lambda: torch.stack([x, x * 3], -1).reshape(n * 2, m),
+            "cat": lambda: torch.cat([x, x * 2]).reshape(n, m * 2),
+            "flip": lambda: x.flip(1).t(),
+        }[op]()
         return [y.contiguous().flatten()]
 
     return ref
@@ -85,17 +98,32 @@ def _shape_ref(op: str):
 
 def _shape_case(op: str, out_factor: int = 1) -> Case:
     """`cat` uses can_reorder=False, which Triton's frontend accepts from 3.7 on."""
+
     def build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
         m, n = shape
         x = rand((m * n,), dtype, g, 1, 50)
         return Launch([x, torch.empty(m * n * out_factor, dtype=x.dtype)], (1,), (1,), {"OP": op, "M": m, "N": n})
 
-    feature = {"permute3": "tt.trans", "join_split": "tt.join|split", "interleave": "tt.join", "flip": "tt.reshape",
-               "broadcast": "tt.broadcast"}.get(op, f"tt.{op}")
-    return register(Case(f"shape_{op}", feature, shape_ops_kernel,
-                         ("int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"),
-                         ((2, 4), (16, 32)), build, _shape_ref(op), EXACT,
-                         min_triton=(3, 7) if op == "cat" else (3, 0)))
+    feature = {
+        "permute3": "tt.trans",
+        "join_split": "tt.join|split",
+        "interleave": "tt.join",
+        "flip": "tt.reshape",
+        "broadcast": "tt.broadcast",
+    }.get(op, f"tt.{op}")
+    return register(
+        Case(
+            f"shape_{op}",
+            feature,
+            shape_ops_kernel,
+            ("int8", "int32", "int64", "float16", "bfloat16", "float32", "float64"),
+            ((2, 4), (16, 32)),
+            build,
+            _shape_ref(op),
+            EXACT,
+            min_triton=(3, 7) if op == "cat" else (3, 0),
+        )
+    )
 
 
 for _op in ("trans", "reshape", "permute3", "broadcast", "join_split", "flip"):
@@ -117,8 +145,7 @@ def _gh_build(dtype: str, shape: tuple[int, ...], g: torch.Generator) -> Launch:
     n = shape[0]
     x = rand((n,), dtype, g)
     idx = torch.randint(0, n, (n,), generator=g, dtype=torch.int32)
-    return Launch([x, idx, torch.empty_like(x), torch.empty(16, dtype=torch.int32)], (1,), (2, 3),
-                  {"N": n, "BINS": 16})
+    return Launch([x, idx, torch.empty_like(x), torch.empty(16, dtype=torch.int32)], (1,), (2, 3), {"N": n, "BINS": 16})
 
 
 def _gh_ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
@@ -126,5 +153,15 @@ def _gh_ref(launch: Launch, dtype: str) -> list[torch.Tensor]:
     return [x[idx], torch.bincount(idx[idx < 16], minlength=16)[:16].int()]
 
 
-register(Case("gather_histogram", "tt.gather", gather_hist_kernel, ("int32", "float16", "float32", "float64"),
-              ((16,), (64,)), _gh_build, _gh_ref, EXACT))
+register(
+    Case(
+        "gather_histogram",
+        "tt.gather",
+        gather_hist_kernel,
+        ("int32", "float16", "float32", "float64"),
+        ((16,), (64,)),
+        _gh_build,
+        _gh_ref,
+        EXACT,
+    )
+)

@@ -17,14 +17,18 @@ from dataclasses import dataclass
 import torch
 
 #: (mantissa bits, smallest normal exponent) per float dtype
-_FLOAT_BITS = {torch.float16: (10, -14), torch.bfloat16: (7, -126), torch.float32: (23, -126),
-               torch.float64: (52, -1022)}
+_FLOAT_BITS = {
+    torch.float16: (10, -14),
+    torch.bfloat16: (7, -126),
+    torch.float32: (23, -126),
+    torch.float64: (52, -1022),
+}
 
 
 def ulp_of(want: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Spacing of `dtype` floats around each value of `want` (float64)."""
     mbits, emin = _FLOAT_BITS[dtype]
-    mag = want.abs().clamp_min(2.0 ** emin)
+    mag = want.abs().clamp_min(2.0**emin)
     e = torch.floor(torch.log2(mag))
     return torch.pow(2.0, e - mbits)
 
@@ -51,8 +55,14 @@ class Tolerance:
             if n == 0:
                 return True, 0.0, ""
             i = int(bad.flatten().nonzero()[0])
-            return False, float(n), (f"{n} of {bad.numel()} elements differ; first at flat index {i}: got "
-                                     f"{g.flatten()[i].item()!r}, expected {w.flatten()[i].item()!r}")
+            return (
+                False,
+                float(n),
+                (
+                    f"{n} of {bad.numel()} elements differ; first at flat index {i}: got "
+                    f"{g.flatten()[i].item()!r}, expected {w.flatten()[i].item()!r}"
+                ),
+            )
         g, w = got.double(), want.double()
         nan_ok = g.isnan() == w.isnan()
         inf_w = w.isinf()
@@ -64,7 +74,7 @@ class Tolerance:
         else:
             mbits, _ = _FLOAT_BITS[got.dtype]
             top = w.where(finite, torch.zeros_like(w)).abs().max() if w.numel() else torch.tensor(0.0)
-            scale = 2.0 ** -mbits * (w.abs().where(finite, torch.zeros_like(w)) + top).clamp_min(1e-300)
+            scale = 2.0**-mbits * (w.abs().where(finite, torch.zeros_like(w)) + top).clamp_min(1e-300)
         ratio = err / scale
         amount = self.amount
         if self.kind == "ulp" and got.dtype == torch.float64:
@@ -74,8 +84,14 @@ class Tolerance:
         if not bool(bad.any()):
             return True, worst, ""
         i = int(bad.flatten().nonzero()[0])
-        return False, worst, (f"{int(bad.sum())} of {bad.numel()} elements outside {self}; first at flat index {i}: "
-                              f"got {g.flatten()[i].item()!r}, expected {w.flatten()[i].item()!r}")
+        return (
+            False,
+            worst,
+            (
+                f"{int(bad.sum())} of {bad.numel()} elements outside {self}; first at flat index {i}: "
+                f"got {g.flatten()[i].item()!r}, expected {w.flatten()[i].item()!r}"
+            ),
+        )
 
 
 EXACT = Tolerance("exact")
