@@ -99,8 +99,15 @@ class TargetBackend(BaseBackend):
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         """Stages after `sdkir`, ending in the binary stage named `binary_ext`."""
 
+    def legalize_passes(self, options: Options) -> list[IRPass]:
+        """The SDK's shared legalizations of Triton's semantics (`triton_backend_sdk.transforms`), run in the `sdkir`
+        stage before `ir_passes`. Override to narrow one where the device does something natively."""
+        from .transforms import legalization_passes
+
+        return legalization_passes(self.descriptor, options)
+
     def ir_passes(self, options: Options) -> list[IRPass]:
-        """The backend's own SDK IR passes, run in the `sdkir` stage."""
+        """The backend's own SDK IR passes, run in the `sdkir` stage after the shared legalizations."""
         return []
 
     # ---- Triton's BaseBackend interface ------------------------------------------------------------------------
@@ -222,7 +229,9 @@ class TargetBackend(BaseBackend):
         ctx = PassContext(options, self.descriptor, metadata)
         from .custom_ops import MaterializeCustomOps
 
-        PassManager([MaterializeCustomOps(), *self.ir_passes(options)]).run(module, ctx, injections_for(self.name))
+        PassManager([MaterializeCustomOps(), *self.legalize_passes(options), *self.ir_passes(options)]).run(
+            module, ctx, injections_for(self.name)
+        )
         verify(module)
         return state.remember(module)
 

@@ -81,7 +81,7 @@ class CPURefBackend(TargetBackend):
         return TargetDescriptor(name=NAME, arch=str(target.arch), warp_size=1, max_threads_per_program=1 << 16)
 
     def ir_passes(self, options: Options) -> list[IRPass]:
-        from triton_backend_sdk.passes.carried_pointers import CarriedPointerOffsets
+        from triton_backend_sdk.transforms.carried_pointers import CarriedPointerOffsets
 
         return [CarriedPointerOffsets()]
 

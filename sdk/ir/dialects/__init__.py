@@ -1,0 +1,1 @@
+"""One module per MLIR dialect; one declared class per op."""

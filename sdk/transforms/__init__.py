@@ -1,0 +1,17 @@
+"""Shared SDK IR → SDK IR passes (one pass per file): Triton's semantics legalized once for every backend.
+
+`legalization_passes` is what `TargetBackend.legalize_passes` runs in the `sdkir` stage before a backend's own
+`ir_passes`, so every renderer sees the same, smaller set of ops. A backend that renders something natively narrows
+or replaces a pass by overriding `legalize_passes`, never by copying the pass.
+"""
+
+from __future__ import annotations
+
+from ..descriptor import TargetDescriptor
+from ..options import Options
+from ..pipeline import IRPass
+
+
+def legalization_passes(descriptor: TargetDescriptor, options: Options) -> list[IRPass]:
+    """The shared legalizations, in the order they must run."""
+    return []
