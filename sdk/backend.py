@@ -20,6 +20,7 @@ from . import __version__
 from .descriptor import TargetDescriptor
 from .errors import UnsupportedError
 from .ir.core import Module
+from .lowering import RuleTable
 from .options import Options
 from .pipeline import (
     TTIR_PREFIX,
@@ -98,6 +99,12 @@ class TargetBackend(BaseBackend):
     @abc.abstractmethod
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         """Stages after `sdkir`, ending in the binary stage named `binary_ext`."""
+
+    def rule_table(self, options: Options) -> RuleTable | None:
+        """The backend's lowering rules (one per op class). Shared legalizations leave an op alone where this table
+        has a rule of the op's own class (the device renders it natively); None: the backend lowers by other means
+        and every legalization applies."""
+        return None
 
     def legalize_passes(self, options: Options) -> list[IRPass]:
         """The SDK's shared legalizations of Triton's semantics (`triton_backend_sdk.transforms`), run in the `sdkir`

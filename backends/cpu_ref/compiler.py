@@ -13,6 +13,7 @@ from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend
 from triton_backend_sdk.descriptor import TargetDescriptor
+from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 from triton_backend_sdk.pipeline import IRPass, Stage
 
@@ -126,14 +127,20 @@ class CPURefBackend(TargetBackend):
     def _features(self) -> str:
         return ",".join(self.descriptor.features)
 
+    def rule_table(self, options: Options) -> RuleTable:
+        """cpu_ref's llvmlite rules; a derived vendor backend returns `RULES.derive(...)` with its own added."""
+        from .codegen import RULES
+
+        return RULES
+
     def make_llir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
-        from .codegen import RULES, lower_module
+        from .codegen import lower_module
         from .codegen.debug import ASSERT_STATE
         from .llvm import optimize
 
         module = state.module_for(src)
         name = metadata["name"]
-        llmod = lower_module(module, name, RULES, options)
+        llmod = lower_module(module, name, self.rule_table(options), options)
         metadata["cpu_ref_asserts"] = ASSERT_STATE in llmod.globals
         return optimize(str(llmod), self.descriptor.arch, self._features(), options.opt_level, name)
 

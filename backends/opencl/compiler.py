@@ -15,6 +15,7 @@ from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend, _kernel_func
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.errors import OptionsError, UnsupportedError
+from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 from triton_backend_sdk.pipeline import Stage
 
@@ -100,15 +101,27 @@ class OpenCLBackend(TargetBackend):
             )
         return size
 
+    def rule_table(self, options: Options) -> RuleTable:
+        from .render import OPENCL_RULES
+
+        return OPENCL_RULES
+
     def make_cl(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
-        from .render import OPENCL, OPENCL_RULES, render_module
+        from .render import OPENCL, render_module
 
         module = state.module_for(src)
         name = metadata.get("name") or _kernel_func(module, NAME).sym_name
         d = self.descriptor
         size = self.local_size(options)
         rk = render_module(
-            module, name, OPENCL_RULES, OPENCL, size, frozenset(d.features), d.arch, options.enable_fp_fusion
+            module,
+            name,
+            self.rule_table(options),
+            OPENCL,
+            size,
+            frozenset(d.features),
+            d.arch,
+            options.enable_fp_fusion,
         )
         if rk.scratch_bytes > d.shared_memory_bytes:
             raise UnsupportedError(

@@ -2,18 +2,17 @@
 
 ACME's "device" is the host CPU, so the backend reuses cpu_ref's code generator and changes three things: its own
 descriptor (name `acme`, a wider vector unit), one SDK IR pass (`acme-recip-div`), and one lowering rule of its own
-(for the `acme.recip` op that pass introduces), in a rule table derived from cpu_ref's.
+(for the `acme.recip` op that pass introduces), in a rule table derived from cpu_ref's and returned by `rule_table`
+(cpu_ref's stages then lower with it: no stage method is copied).
 Import cpu_ref's module, not its class: Triton requires exactly one concrete backend class in this module.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from triton.backends.compiler import GPUTarget
-from triton_backend_sdk.backend import CompileState
 from triton_backend_sdk.backends.cpu_ref import compiler as cpu_ref
 from triton_backend_sdk.descriptor import TargetDescriptor
+from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 from triton_backend_sdk.pipeline import IRPass
 
@@ -42,12 +41,7 @@ class AcmeBackend(cpu_ref.CPURefBackend):
     def ir_passes(self, options: Options) -> list[IRPass]:
         return [*super().ir_passes(options), RecipDiv(min_elements=2)]
 
-    def make_llir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
-        from triton_backend_sdk.backends.cpu_ref.codegen import lower_module
-        from triton_backend_sdk.backends.cpu_ref.llvm import optimize
-
+    def rule_table(self, options: Options) -> RuleTable:
         from .rules import RULES
 
-        name = metadata["name"]
-        llmod = lower_module(state.module_for(src), name, RULES, options)
-        return optimize(str(llmod), self.descriptor.arch, self._features(), options.opt_level, name)
+        return RULES
