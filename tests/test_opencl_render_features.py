@@ -119,7 +119,7 @@ def test_device_assert_records_in_the_hidden_error_buffer_and_stops_the_program(
     check_lines(
         src,
         """
-        __kernel void k(__global float *a_x0_base, ulong a_x0_off, int a_n0, volatile __global int *tb_err) {
+        __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, int a_n0, volatile __global int *tb_err) {
         bool ok0 = true;
         if (!((((int)i0) < a_n0))) ok0 = false;
         if (!ok0) { if (atomic_cmpxchg(tb_err, 0, 1) == 0) { tb_err[1] = 0; tb_err[2] = tb_pid0; tb_err[3] = tb_pid1; tb_err[4] = tb_pid2; } }
@@ -151,7 +151,7 @@ def test_fnuz_fp8_saturates_and_has_one_nan():
         return (uchar)(r == 0u ? 0u : (sign | r));
         float tb_e5m2b16nz_dec(uchar b) {
         if (b == 0x80) return as_float(0x7fc00000u);
-        __kernel void k(__global double *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off,
+        __kernel void tb_k(__global double *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off,
         float v_y0 = tb_e4m3b8nz_dec(tb_e4m3b8nz_enc(tb_d2f_odd(v_v0)));
         float v_w0 = tb_e5m2b16nz_dec(*(a_x3_0));
     """,

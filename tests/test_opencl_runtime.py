@@ -252,7 +252,7 @@ def test_a_binary_the_driver_rejects_is_rebuilt_from_the_embedded_source(ocl, rn
     k = triton.compile(src, target=triton_backend_sdk.target("opencl"))
     blob = k.asm["clbin"]
     header, binary, source = parse_container(blob)
-    assert blob.startswith(CONTAINER_MAGIC) and "__kernel void scale_inplace_kernel" in source
+    assert blob.startswith(CONTAINER_MAGIC) and "__kernel void tb_scale_inplace_kernel" in source
     assert bool(binary) != is_pocl(selected_device())  # PoCL: source only (its binaries are unsafe to keep)
     import json
 

@@ -133,6 +133,7 @@ class OpenCLBackend(TargetBackend):
         metadata["name"] = name
         metadata["shared"] = rk.scratch_bytes
         metadata["opencl_local_size"] = size
+        metadata["opencl_entry"] = rk.entry
         metadata["opencl_params"] = rk.params
         metadata["opencl_written"] = rk.written
         metadata["opencl_asserts"] = rk.asserts
@@ -142,4 +143,6 @@ class OpenCLBackend(TargetBackend):
     def make_clbin(self, src: str, metadata: dict, options: Options) -> bytes:
         from .runtime import build_container
 
-        return build_container(self.descriptor.arch, src, metadata["name"], metadata["opencl_local_size"])
+        return build_container(
+            self.descriptor.arch, src, metadata["name"], metadata["opencl_local_size"], metadata["opencl_entry"]
+        )

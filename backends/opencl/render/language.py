@@ -13,6 +13,9 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class CStyleLanguage:
     kernel_prefix: str = ""
+    #: prefix of the device entry point's name: Triton's kernel names are the user's (`kernel`, `sin`, `main`,
+    #: `double`, ...) and may be keywords or built-ins of the device language, so the entry never uses one as is
+    entry_prefix: str = "tb_"
     global_qual: str = ""
     local_qual: str = ""
     constant_qual: str = "const"

@@ -32,6 +32,8 @@ _SCALAR_NP = {
 @dataclass
 class RenderedKernel:
     name: str
+    #: the device entry point's name (`CStyleLanguage.entry_prefix` + name)
+    entry: str
     source: str
     local_size: int
     scratch_bytes: int
@@ -150,12 +152,14 @@ def render_module(
     for h in ctx.helpers:
         out.append(ctx.helper_text[h])
     out.append(lang.fixed_group_size.format(size=local_size))
-    out.append(f"{lang.kernel_prefix}void {kernel_name}(" + ", ".join(params) + ") {")
+    entry = lang.entry_prefix + kernel_name
+    out.append(f"{lang.kernel_prefix}void {entry}(" + ", ".join(params) + ") {")
     out += ["  " + line for line in head + prologue]
     out += body
     out.append("}")
     return RenderedKernel(
         kernel_name,
+        entry,
         "\n".join(out) + "\n",
         local_size,
         ctx.scratch_max,
