@@ -7,10 +7,10 @@ vectorizer turns into masked vector loads/stores on AVX2/AVX-512.
 from __future__ import annotations
 
 from llvmlite import ir
+from triton_backend_sdk.analysis.uses import load_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
 from triton_backend_sdk.ir.core import Value
-from triton_backend_sdk.ir.fusion import load_sink
 
 from .context import LoweringContext, Tile
 from .elementwise import lift

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from triton_backend_sdk.analysis.uses import load_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op, Value
 from triton_backend_sdk.ir.enums import MemSemantic, RMWOp
-from triton_backend_sdk.ir.fusion import load_sink
 from triton_backend_sdk.ir.types import FloatKind, FloatType, IntType, PointerType, Type
 
 from . import ctypes as CT
@@ -92,7 +92,7 @@ LOAD_COST = 8
 
 def _deferrable(ctx: RenderContext, op: O.Load, ptr: object) -> bool:
     """Whether a tile load on a one-work-item program (a CPU device) is read in its consumer's loop (see
-    `triton_backend_sdk.ir.fusion`). Pointer tiles held in registers keep the row-wise path (`load_rows`)."""
+    `triton_backend_sdk.analysis.uses`). Pointer tiles held in registers keep the row-wise path (`load_rows`)."""
     if ctx.L != 1 or (isinstance(ptr, Tile) and ptr.reg is not None):
         return False
     return load_sink(op) is not None

@@ -9,8 +9,8 @@ be pure or another (non-volatile) load.
 
 from __future__ import annotations
 
-from . import ops as O
-from .core import Op
+from ..ir import ops as O
+from ..ir.core import Op
 
 
 def load_sink(load: O.Load) -> Op | None:
