@@ -18,6 +18,7 @@ is assumed not to wrap, as Triton assumes.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from math import gcd
@@ -722,3 +723,20 @@ class _Pass:
 def analyze(func: O.Func) -> AxisInfoMap:
     """AxisInfo of every value of `func` (one forward pass; loops iterate to a fixed point)."""
     return _Pass(func).run()
+
+
+_CACHE: weakref.WeakKeyDictionary[Op, AxisInfoMap] = weakref.WeakKeyDictionary()
+
+
+def axis_info_of(op: Op) -> AxisInfoMap | None:
+    """The facts of the function enclosing `op`, computed once per function (the IR must not change after the
+    first query: backends ask while rendering, after every pass); None outside a function."""
+    f: Op | None = op
+    while f is not None and not isinstance(f, O.Func):
+        f = f.parent_op()
+    if f is None:
+        return None
+    info = _CACHE.get(f)
+    if info is None:
+        info = _CACHE[f] = analyze(f)
+    return info

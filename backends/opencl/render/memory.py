@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from triton_backend_sdk.analysis.axis_info import axis_info_of
 from triton_backend_sdk.analysis.uses import load_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op, Value
@@ -98,6 +99,19 @@ def _deferrable(ctx: RenderContext, op: O.Load, ptr: object) -> bool:
     return load_sink(op) is not None
 
 
+def _proof(ctx: RenderContext, op: Op, ptr: Value, mask: Value | None) -> vec4.Proof:
+    """What AxisInfo proves about the runs of a vectorized access (nothing outside a function)."""
+    info = axis_info_of(op)
+    if info is None:
+        return vec4.Proof()
+    return vec4.Proof(*info.vector_run(ptr, mask, ctx.vec_of(ptr.type.shape)))
+
+
+def _contiguity(op: Op, ptr: Value) -> int:
+    info = axis_info_of(op)
+    return 1 if info is None else info.contiguity(ptr)
+
+
 @CSTYLE_RULES.register(O.Load)
 def render_load(ctx: RenderContext, op: O.Load) -> None:
     t = pointee(ctx, op.ptr, op)
@@ -135,8 +149,9 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
             ptr,
             mask,
             lambda idx: ctx.element(other, idx) if other is not None else zero_of(ctype),
+            _proof(ctx, op, op.ptr, op.mask),
         )
-    elif not load_rows(ctx, out, ptr, value):
+    elif not load_rows(ctx, out, ptr, value, _contiguity(op, op.ptr)):
         ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {value(idx)};"))
     ctx.define(res, out)
 
@@ -156,7 +171,10 @@ def render_store(ctx: RenderContext, op: O.Store) -> None:
         return
     mem = CT.mem_ctype(t)
     if vec4.applies(ctx, op.value.type.shape, mem) and ctx.ctype(op.value) == mem:
-        vec4.store(ctx, op.value.type.shape, mem, ctx.ctype(op.ptr), ptr, mask, lambda idx: ctx.element(val, idx))
+        proof = _proof(ctx, op, op.ptr, op.mask)
+        vec4.store(
+            ctx, op.value.type.shape, mem, ctx.ctype(op.ptr), ptr, mask, lambda idx: ctx.element(val, idx), proof
+        )
         return
     ctx.tile_loop(op.value.type.shape, lambda idx: ctx.emit(stmt(idx)), owner=True)
 

@@ -1,8 +1,12 @@
-"""Loads through a tile of pointers on a one-work-item program (a CPU device): row by row, a row whose pointers
-turn out to be consecutive (checked at run time, every element) is read as one contiguous run, which the device
-compiler turns into vector loads; any other row is gathered element by element. The same addresses are read under
-the same masks either way. A pointer tile carried through a loop (tutorial 03's `a_ptrs += BK`) is opaque to the
-device compiler, which otherwise gathers every element. On a CPU device the tile's lines are prefetched first."""
+"""Loads through a tile of pointers on a one-work-item program (a CPU device), read as contiguous runs the device
+compiler turns into vector loads. A pointer tile carried through a loop (tutorial 03's `a_ptrs += BK`) is opaque to
+the device compiler, which otherwise gathers every element.
+
+Where AxisInfo proves the last dimension's pointers consecutive over runs of C >= MIN_RUN elements, each run is read
+from its first pointer with no check (tutorial 03: a's rows whole, b's in runs of 16). Otherwise each row is checked
+at run time (every element): a row whose pointers turn out consecutive is read as one run, any other row gathered
+element by element. The same addresses are read under the same masks either way. On a CPU device the tile's lines
+are prefetched first."""
 
 from __future__ import annotations
 
@@ -13,17 +17,27 @@ from .context import Idx, RenderContext, Tile, numel
 
 #: rows shorter than this are gathered (the check would cost more than it saves)
 MIN_ROW = 8
+#: proven runs at least this long are read from their first pointer
+MIN_RUN = 4
 #: on a CPU device every this many pointers of the tile (a 64-byte line of 32-bit elements) are prefetched before
 #: the rows are read, so that the rows' cache misses overlap (~20% on tutorial 03's matmul with PoCL)
 PREFETCH_STRIDE = 16
 
 
-def load_rows(ctx: RenderContext, out: Tile, ptr: object, value: Callable[[Idx, str | None], str]) -> bool:
-    """Emit `out[e] = value(idx_e, pointer_e)` for every element, by contiguous rows where possible; False (nothing
-    emitted) when the fast path does not apply. `value(idx, None)` reads through the tile's own pointer."""
+def load_rows(
+    ctx: RenderContext, out: Tile, ptr: object, value: Callable[[Idx, str | None], str], contiguity: int = 1
+) -> bool:
+    """Emit `out[e] = value(idx_e, pointer_e)` for every element, by contiguous runs where possible; False (nothing
+    emitted) when the fast path does not apply. `value(idx, None)` reads through the tile's own pointer;
+    `contiguity` is the proven run length of the pointers along the last dimension."""
     shape = out.shape
     D = shape[-1] if shape else 1
-    if ctx.L != 1 or not isinstance(ptr, Tile) or ptr.reg is None or D < MIN_ROW or numel(shape) < D:
+    if ctx.L != 1 or not isinstance(ptr, Tile) or ptr.reg is None or numel(shape) < D:
+        return False
+    if min(contiguity, D) >= MIN_RUN:
+        _proven_runs(ctx, out, ptr, value, min(contiguity, D))
+        return True
+    if D < MIN_ROW:
         return False
     rows = numel(shape) // D
     row, j, p0, ok = ctx.fresh("row"), ctx.fresh("j"), ctx.fresh("p0"), ctx.fresh("ok")
@@ -31,11 +45,7 @@ def load_rows(ctx: RenderContext, out: Tile, ptr: object, value: Callable[[Idx, 
     idx = Idx(shape, lin=lin, slot=lin)
     with ctx.loop_body() as (inner, base):
         fast, slow = value(idx, f"({p0} + {j})"), value(idx, None)
-    if CPU_FEATURE in ctx.features:  # x86/ARM prefetches never fault: masked-off pointers are harmless
-        pf = ctx.fresh("pf")
-        ctx.emit(
-            f"for (uint {pf} = 0u; {pf} < {rows * D}u; {pf} += {PREFETCH_STRIDE}u) __builtin_prefetch({ptr.reg}[{pf}]);"
-        )
+    _prefetch(ctx, ptr, rows * D)
     ctx.emit(f"for (uint {row} = 0u; {row} < {rows}u; ++{row}) {{")
     with ctx.indent():
         ctx.emit_lines(inner)
@@ -50,3 +60,27 @@ def load_rows(ctx: RenderContext, out: Tile, ptr: object, value: Callable[[Idx, 
     ctx.emit("}")
     ctx.scratch_top = base
     return True
+
+
+def _prefetch(ctx: RenderContext, ptr: Tile, n: int) -> None:
+    if CPU_FEATURE in ctx.features:  # x86/ARM prefetches never fault: masked-off pointers are harmless
+        pf = ctx.fresh("pf")
+        ctx.emit(f"for (uint {pf} = 0u; {pf} < {n}u; {pf} += {PREFETCH_STRIDE}u) __builtin_prefetch({ptr.reg}[{pf}]);")
+
+
+def _proven_runs(ctx: RenderContext, out: Tile, ptr: Tile, value: Callable[[Idx, str | None], str], C: int) -> None:
+    """Every run of C elements read from its first pointer: the analysis proved the C pointers consecutive."""
+    n = numel(out.shape)
+    q, j, p0 = ctx.fresh("q"), ctx.fresh("j"), ctx.fresh("p0")
+    lin = f"({q} * {C}u + {j})"
+    idx = Idx(out.shape, lin=lin, slot=lin)
+    with ctx.loop_body() as (inner, base):
+        fast = value(idx, f"({p0} + {j})")
+    _prefetch(ctx, ptr, n)
+    ctx.emit(f"for (uint {q} = 0u; {q} < {n // C}u; ++{q}) {{")
+    with ctx.indent():
+        ctx.emit_lines(inner)
+        ctx.emit(f"{ptr.ctype}{p0} = {ptr.reg}[{q} * {C}u];")
+        ctx.emit(f"for (uint {j} = 0u; {j} < {C}u; ++{j}) {out.reg}[{lin}] = {fast};")
+    ctx.emit("}")
+    ctx.scratch_top = base
