@@ -111,7 +111,7 @@ class TargetBackend(BaseBackend):
         stage before `ir_passes`. Override to narrow one where the device does something natively."""
         from .transforms import legalization_passes
 
-        return legalization_passes(self.descriptor, options)
+        return legalization_passes(self.descriptor, options, self.rule_table(options))
 
     def ir_passes(self, options: Options) -> list[IRPass]:
         """The backend's own SDK IR passes, run in the `sdkir` stage after the shared legalizations."""

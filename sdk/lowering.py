@@ -63,6 +63,16 @@ class RuleTable:
                     return rule
         return None
 
+    def has_own(self, op_cls: type[Op]) -> bool:
+        """Whether this table (or one it derives from) has a rule for `op_cls` itself, not only for a family of it:
+        the backend renders that op natively, so shared legalizations leave it alone."""
+        table: RuleTable | None = self
+        while table is not None:
+            if op_cls in table.rules:
+                return True
+            table = table.parent
+        return False
+
     def backends(self) -> list[str]:
         """This table's backend, then the backends it derives from."""
         out, table = [], self

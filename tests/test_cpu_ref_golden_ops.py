@@ -276,31 +276,6 @@ def test_ceil_and_floor_division_step_the_truncating_quotient():
     )
 
 
-def test_dot_scaled_upcasts_fp4_and_scales_then_accumulates_in_f32():
-    ir = lower(
-        """
-    %a = arith.constant dense<7> : tensor<16x16xi8>
-    %s = arith.constant dense<127> : tensor<16x1xi8>
-    %b = arith.constant dense<1.0> : tensor<32x16xbf16>
-    %c = arith.constant dense<0.0> : tensor<16x16xf32>
-    %d = tt.dot_scaled %a scale %s, %b, %c lhs = e2m1 rhs = bf16 {fastMath = false} : tensor<16x16xi8>, tensor<16x1xi8> * tensor<32x16xbf16> -> tensor<16x16xf32>"""
-    )
-    check_lines(
-        ir,
-        """
-        lshr i64
-        and i32
-        add i32
-        select i1
-        bitcast i32
-        shl i32
-        fmul float
-        fpext bfloat
-        llvm.fma
-    """,
-    )
-
-
 def test_f16_dot_accumulates_in_f32_and_rounds_once():
     ir = lower(
         """

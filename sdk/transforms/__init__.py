@@ -8,10 +8,21 @@ or replaces a pass by overriding `legalize_passes`, never by copying the pass.
 from __future__ import annotations
 
 from ..descriptor import TargetDescriptor
+from ..ir import ops as O
+from ..lowering import RuleTable
 from ..options import Options
 from ..pipeline import IRPass
 
 
-def legalization_passes(descriptor: TargetDescriptor, options: Options) -> list[IRPass]:
-    """The shared legalizations, in the order they must run."""
-    return []
+def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: RuleTable | None = None) -> list[IRPass]:
+    """The shared legalizations, in the order they must run. An op whose own class has a rule in `rules` (the
+    backend's table) is left to that rule."""
+    from .dot_scaled import DecomposeDotScaled
+
+    def native(cls: type) -> bool:
+        return rules is not None and rules.has_own(cls)
+
+    passes: list[IRPass] = []
+    if not native(O.DotScaled):
+        passes.append(DecomposeDotScaled())
+    return passes

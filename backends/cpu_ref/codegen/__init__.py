@@ -6,7 +6,6 @@ from . import (  # noqa: F401
     convert,
     debug,
     dot,
-    dot_scaled,
     elementwise,
     extern,
     gather,
