@@ -449,7 +449,8 @@ def test_unstructured_control_flow_with_forward_references() -> None:
     assert [b.label for b in blocks] == [None, "bb2", "bb1", "bb3"]
     br = blocks[0].ops[-1]
     assert isinstance(br, O.CondBr) and br.successors == [blocks[2], blocks[3]]
-    assert br.attrs["operandSegmentSizes"] == DenseArrayAttr(i32, (1, 1, 0))
+    assert br.segment_sizes == (1, 1, 0) and "operandSegmentSizes" not in br.attrs
+    assert br.true_dest is blocks[2] and br.true_args == [blocks[0].args[0]] and br.false_args == []
     add = blocks[1].ops[0]
     assert add.operands[0] is blocks[2].ops[0].result and add.operands[1] is blocks[2].args[0]
     assert blocks[2].ops[0].result.uses == [(add, 0)]

@@ -1,16 +1,18 @@
 """Core structure of the SDK IR: values, operations, blocks, regions, modules and source locations.
 
 The IR is SDK-owned Python (not MLIR bindings) so that vendors can write passes and lowering rules in plain Python
-and so that every attribute (float constants included) is readable. One Python class per op kind; lowering tables
-dispatch on those classes (see `ops.py`).
+and so that every attribute (float constants included) is readable. One declared Python class per op kind (see
+`fields.py` and `dialects/`); lowering tables dispatch on those classes. `OP_CLASSES` maps an MLIR op name to its
+class; the reader falls back to `UnknownOp`, which keeps the name so that a backend can say which op it cannot lower.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from . import fields
 from .attrs import Attribute
 from .types import Type
 
@@ -131,9 +133,11 @@ class Region:
 
 
 class Op:
-    """An operation. Subclasses fix `name` (the MLIR op name) and add typed accessors for operands and attributes.
+    """An operation. Subclasses fix `name` (the MLIR op name) and declare their fields (`fields.py`): operands,
+    results, successors and attributes, an `assembly_format` (or a `parse_custom`/`print_custom` pair) and `verify_`.
 
     `attrs` maps MLIR attribute names to `Attribute`s, both inherent (`axis`, `predicate`, ...) and discardable ones.
+    A plain subclass declaring only `name` is read and printed in MLIR's generic form.
     """
 
     name: ClassVar[str] = ""
@@ -142,6 +146,31 @@ class Op:
     #: ops whose result depends only on operands (no memory effects, no side effects)
     pure: ClassVar[bool] = False
     terminator: ClassVar[bool] = False
+    #: a terminator MLIR leaves out of the text when it carries nothing (`scf.yield` of result-less loops and ifs)
+    implicit_terminator: ClassVar[bool] = False
+    #: regions that cannot use values defined outside the op (`tt.func`)
+    isolated_from_above: ClassVar[bool] = False
+    #: the op's custom syntax (see `syntax.py`); None: the generic form
+    assembly_format: ClassVar[str | None] = None
+
+    # Filled from the declared fields by `fields.collect` for every subclass.
+    operand_defs: ClassVar[tuple[fields.OperandDef, ...]] = ()
+    operand_index: ClassVar[dict[str, int]] = {}
+    fixed_operands: ClassVar[bool] = True
+    result_defs: ClassVar[tuple[fields.ResultDef, ...]] = ()
+    result_index: ClassVar[dict[str, int]] = {}
+    successor_defs: ClassVar[tuple[fields.Successor, ...]] = ()
+    successor_index: ClassVar[dict[str, int]] = {}
+    attr_defs: ClassVar[dict[str, fields.PropDef]] = {}
+    normalized_attrs: ClassVar[tuple[tuple[str, fields.PropDef], ...]] = ()
+    #: (fewest, most or None) operands the fields take
+    operand_arity: ClassVar[tuple[int, int | None]] = (0, 0)
+    #: operand segment sizes (one per operand def) where known exactly; see `operand_segments`
+    segment_sizes: tuple[int, ...] | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fields.collect(cls)
 
     def __init__(
         self,
@@ -166,6 +195,77 @@ class Op:
         self.loc = loc
         self.parent: Block | None = None
         self.successors: list[Block] = list(successors)
+
+    # -- declared structure -------------------------------------------------------------------------------------------
+
+    def operand_segments(self) -> list[int]:
+        """Operand count of each declared operand field: as read or built where known, else inferred."""
+        n, defs, seg = len(self.operands), self.operand_defs, self.segment_sizes
+        if seg is not None and len(seg) == len(defs) and sum(seg) == n:
+            return list(seg)
+        return fields.infer_segments(defs, n)
+
+    def operand_group(self, field: str) -> list[Value]:
+        """The operands of one declared operand field."""
+        i = self.operand_index[field]
+        if self.fixed_operands:
+            return self.operands[i : i + 1]
+        sizes = self.operand_segments()
+        start = sum(sizes[:i])
+        return self.operands[start : start + sizes[i]]
+
+    @classmethod
+    def infer_result_types(cls, types: dict[str, list[Type]], attrs: dict[str, Attribute]) -> list[Type] | None:
+        """Result types implied by the operand types of each field (and the attributes), where the op defines them;
+        the reader uses this for syntax that does not spell results, `build` when no result type is given."""
+        return None
+
+    @classmethod
+    def build(
+        cls,
+        *operands: Value | Sequence[Value] | None,
+        result_types: Sequence[Type] | None = None,
+        loc: Location | None = None,
+        **props: Any,
+    ) -> Op:
+        """Build from operands in field order (a list for a variadic field, None for an absent optional one) and
+        attributes by field name; result types are inferred where the op allows (`AddI.build(a, b)`)."""
+        if len(operands) != len(cls.operand_defs):
+            raise TypeError(f"{cls.__name__}.build takes {len(cls.operand_defs)} operand(s), got {len(operands)}")
+        flat: list[Value] = []
+        sizes: list[int] = []
+        types: dict[str, list[Type]] = {}
+        for d, v in zip(cls.operand_defs, operands):
+            vals = [] if v is None else list(v) if isinstance(v, (list, tuple)) else [v]
+            flat += vals
+            sizes.append(len(vals))
+            types[d.name] = [x.type for x in vals]
+        op = cls(flat, (), loc=loc)
+        for k, v in props.items():
+            if not isinstance(getattr(cls, k, None), fields.PropDef):
+                raise TypeError(f"{cls.__name__} has no attribute field {k!r}")
+            setattr(op, k, v)
+        if result_types is None:
+            result_types = cls.infer_result_types(types, op.attrs)
+            if result_types is None:
+                raise TypeError(f"{cls.__name__}.build needs result_types (they do not follow from the operands)")
+        op.results = [OpResult(t, op, i) for i, t in enumerate(result_types)]
+        if not cls.fixed_operands:
+            op.segment_sizes = tuple(sizes)
+        return op
+
+    @classmethod
+    def parse_custom(cls, p: Any, st: Any) -> None:
+        """Read the op's custom syntax after its name into the reader's op state (default: by `assembly_format`)."""
+        p.format_of(cls).parse(p, st)
+
+    def print_custom(self, w: Any) -> str | None:
+        """The op's custom syntax after its name, or None for MLIR's generic form (default: by `assembly_format`)."""
+        return w.format_of(type(self)).print(w, self)
+
+    def verify_(self) -> None:
+        """Op-specific checks (types, attributes, regions) beyond what the declared fields imply; raise
+        `IRVerificationError(message, self)`. The verifier runs it after the generic checks of the fields."""
 
     @property
     def op_name(self) -> str:
@@ -212,6 +312,41 @@ class Op:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+OP_CLASSES: dict[str, type[Op]] = {}
+
+
+def register_op(cls: type[Op]) -> type[Op]:
+    """Register an op class under its MLIR name (also how plugins add ops to the IR)."""
+    if cls.name in OP_CLASSES and OP_CLASSES[cls.name] is not cls:
+        raise ValueError(f"op {cls.name!r} is already registered as {OP_CLASSES[cls.name].__qualname__}")
+    OP_CLASSES[cls.name] = cls
+    return cls
+
+
+class UnknownOp(Op):
+    """An op the SDK has no class for; keeps its MLIR name per instance."""
+
+    def __init__(self, op_name: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._op_name = op_name
+
+    @property
+    def op_name(self) -> str:  # type: ignore[override]
+        return self._op_name
+
+
+class IRVerificationError(ValueError):
+    """The module is malformed; names the op (MLIR name) and its source location."""
+
+    def __init__(self, message: str, op: Op | None = None) -> None:
+        self.op = op
+        self.message = message
+        where = ""
+        if op is not None:
+            where = op.op_name + (f" at {op.loc}" if op.loc is not None else "") + ": "
+        super().__init__(where + message)
 
 
 class Module:

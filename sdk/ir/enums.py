@@ -125,3 +125,30 @@ class EnumAttr:
     """An attribute holding one of the enums above; the printer spells it as the op's syntax wants."""
 
     value: enum.Enum
+
+
+def _codes(cls: type[enum.Enum], values: list[int]) -> dict[enum.Enum, int]:
+    return dict(zip(cls, values))
+
+
+#: how each enum is spelled as an integer in the generic form and attr-dicts: (member -> code, integer type)
+ENUM_CODES: dict[type[enum.Enum], tuple[dict[enum.Enum, int], str]] = {
+    CmpIPredicate: (_codes(CmpIPredicate, list(range(10))), "i64"),
+    CmpFPredicate: (_codes(CmpFPredicate, list(range(16))), "i64"),
+    ProgramDim: (_codes(ProgramDim, [0, 1, 2]), "i32"),
+    RMWOp: (_codes(RMWOp, list(range(1, 11))), "i32"),
+    MemSemantic: (_codes(MemSemantic, [1, 2, 3, 4]), "i32"),
+    MemSyncScope: (_codes(MemSyncScope, [1, 2, 3]), "i32"),
+    RoundingMode: (_codes(RoundingMode, [0, 1]), "i32"),
+    PropagateNan: (_codes(PropagateNan, [0, 0xFFFF]), "i32"),
+    InputPrecision: (_codes(InputPrecision, [0, 1, 2, 3, 4]), "i32"),
+    PaddingOption: (_codes(PaddingOption, [1, 2]), "i32"),
+    CacheModifier: (_codes(CacheModifier, list(range(1, 8))), "i32"),
+    EvictionPolicy: (_codes(EvictionPolicy, [1, 2, 3]), "i32"),
+}
+_FROM_CODE = {cls: {v: k for k, v in codes.items()} for cls, (codes, _) in ENUM_CODES.items()}
+
+
+def enum_from_code(cls: type[enum.Enum], code: int) -> enum.Enum | None:
+    """The member of `cls` spelled `code` in the generic form, or None."""
+    return _FROM_CODE.get(cls, {}).get(code)

@@ -1,10 +1,10 @@
 """Reader of Triton's TTIR text (what `compiled.asm["ttir"]` prints, Triton 3.7 and 3.9) into the SDK IR.
 
 A hand-written scanner and recursive-descent parser for MLIR's generic structure (results, regions, blocks, attributes,
-types, locations) plus `FORMATS`: a table from op name to the function that reads that op's custom syntax. Ops without
-an entry are read in MLIR's generic form (`"name"(...) <{...}> ({...}) {...} : (...) -> ...`) when printed that way,
-else with the default custom form `operands attr-dict : types`. An op whose syntax cannot be read raises
-`TTIRParseError` naming the op, line and column.
+types, locations). An op's custom syntax is read by its class (`Op.parse_custom`: the class's `assembly_format`, see
+`syntax.py`, or its own method); ops without a class or a format are read in MLIR's generic form
+(`"name"(...) <{...}> ({...}) {...} : (...) -> ...`) when printed that way, else with the default custom form
+`operands attr-dict : types`. An op whose syntax cannot be read raises `TTIRParseError` naming the op, line and column.
 
 Representation decisions (see also the printer):
 - SSA names are kept verbatim (`%x_5` -> "x_5", `%c-1_i64` -> "c-1_i64"); MLIR's numeric names (`%0`) become None.
@@ -13,26 +13,23 @@ Representation decisions (see also the printer):
   to the caller `b` (recursively: the user's kernel line); `"x"(inner)` gives `inner` with `name="x"`; `fused[...]`
   the first known one; `unknown` gives None. Block arguments without a printed location (e.g. `scf.for` induction
   variables) and implicit terminators take their op's location.
-- Enum-valued attributes become `EnumAttr` whichever spelling was read (keyword in the custom form, integer in the
-  generic form or an attr-dict): `predicate`, `axis` (program ids), `atomic_rmw_op`/`sem`/`scope`, `rounding`,
-  `propagateNan`, `inputPrecision`, `cache`/`evict` (3.7 loads/stores), `padding`. 3.9's `cachePolicy` stays an
+- Enum-valued attributes (the class's `EnumProp` fields) become `EnumAttr` whichever spelling was read (keyword in
+  the custom form, integer in the generic form or an attr-dict). 3.9's `cachePolicy` stays an
   `OpaqueAttr`; `Load.cache_modifier` reads both spellings. Arith `fastmath<...>` is kept as
   `OpaqueAttr("#arith.fastmath<...>")` under "fastmath".
 - Float constants are Python floats rounded to their type's precision (`0.1 : f32` -> 0.10000000149011612); hex
   spellings are bit patterns (`0xFF800000 : f32` -> -inf). Integers are signless bit patterns read back as signed
   (`255 : i8` -> -1), except i1 (0/1) and index.
-- `operandSegmentSizes` is dropped for ops whose operand roles follow from the operand count (`tt.load`, `tt.store`,
-  ...), kept on `cf.cond_br` and unknown ops.
+- `operandSegmentSizes` of a declared op becomes its `segment_sizes` (how its operands fill its operand fields; the
+  custom syntax gives them too); unknown ops keep it as an attribute.
 - Empty implicit `scf.yield`s (result-less `scf.if`/`scf.for` regions) are inserted, so every block has a terminator.
 """
 
 from __future__ import annotations
 
-import enum
 import math
 import re
 import struct
-from collections.abc import Callable
 from typing import Any
 
 from .attrs import (
@@ -50,25 +47,9 @@ from .attrs import (
     TypeAttr,
     UnitAttr,
 )
-from .core import Block, BlockArgument, Location, Module, Op, Region, Value
-from .enums import (
-    CMPF_BY_INDEX,
-    CMPI_BY_INDEX,
-    CacheModifier,
-    CmpFPredicate,
-    CmpIPredicate,
-    EnumAttr,
-    EvictionPolicy,
-    InputPrecision,
-    MemSemantic,
-    MemSyncScope,
-    PaddingOption,
-    ProgramDim,
-    PropagateNan,
-    RMWOp,
-    RoundingMode,
-)
-from .ops import OP_CLASSES, UnknownOp
+from .core import OP_CLASSES, Block, BlockArgument, Location, Module, Op, Region, UnknownOp, Value
+from .ops import Op as _Op  # noqa: F401  (loads every dialect's op classes into OP_CLASSES)
+from .syntax import DEFAULT, format_of
 from .types import (
     FloatKind,
     FloatType,
@@ -83,7 +64,7 @@ from .types import (
     Type,
 )
 
-__all__ = ["ENUM_ATTRS", "ENUM_CODES", "FORMATS", "TTIRParseError", "parse_attribute", "parse_ttir", "parse_type"]
+__all__ = ["TTIRParseError", "parse_attribute", "parse_ttir", "parse_type"]
 
 
 class TTIRParseError(ValueError):
@@ -98,63 +79,6 @@ class TTIRParseError(ValueError):
         where = f"line {line}, column {col}" + (f" (in {op})" if op else "")
         super().__init__(f"{where}: {message}" + (f": {text!r}" if text else ""))
 
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Enum codes: how each enum is spelled as an integer in the generic form / attr-dicts ((codes, integer type)).
-
-
-def _codes(cls: type[enum.Enum], values: list[int]) -> dict[enum.Enum, int]:
-    return dict(zip(cls, values))
-
-
-ENUM_CODES: dict[type[enum.Enum], tuple[dict[enum.Enum, int], Type]] = {
-    CmpIPredicate: ({p: i for i, p in enumerate(CMPI_BY_INDEX)}, IntType(64)),
-    CmpFPredicate: ({p: i for i, p in enumerate(CMPF_BY_INDEX)}, IntType(64)),
-    ProgramDim: (_codes(ProgramDim, [0, 1, 2]), IntType(32)),
-    RMWOp: (_codes(RMWOp, list(range(1, 11))), IntType(32)),
-    MemSemantic: (_codes(MemSemantic, [1, 2, 3, 4]), IntType(32)),
-    MemSyncScope: (_codes(MemSyncScope, [1, 2, 3]), IntType(32)),
-    RoundingMode: (_codes(RoundingMode, [0, 1]), IntType(32)),
-    PropagateNan: (_codes(PropagateNan, [0, 0xFFFF]), IntType(32)),
-    InputPrecision: (_codes(InputPrecision, [0, 1, 2, 3, 4]), IntType(32)),
-    PaddingOption: (_codes(PaddingOption, [1, 2]), IntType(32)),
-    CacheModifier: (_codes(CacheModifier, list(range(1, 8))), IntType(32)),
-    EvictionPolicy: (_codes(EvictionPolicy, [1, 2, 3]), IntType(32)),
-}
-_FROM_CODE = {cls: {v: k for k, v in codes.items()} for cls, (codes, _) in ENUM_CODES.items()}
-
-_ATOMIC = {"sem": MemSemantic, "scope": MemSyncScope}
-#: (op name -> attribute name -> enum): attributes normalized to EnumAttr whatever the spelling read
-ENUM_ATTRS: dict[str, dict[str, type[enum.Enum]]] = {
-    "arith.cmpi": {"predicate": CmpIPredicate},
-    "arith.cmpf": {"predicate": CmpFPredicate},
-    "tt.get_program_id": {"axis": ProgramDim},
-    "tt.get_num_programs": {"axis": ProgramDim},
-    "tt.atomic_rmw": {"atomic_rmw_op": RMWOp, **_ATOMIC},
-    "tt.atomic_cas": _ATOMIC,
-    "tt.atomic_load": _ATOMIC,
-    "tt.atomic_store": _ATOMIC,
-    "tt.atomic_poll": _ATOMIC,
-    "tt.fp_to_fp": {"rounding": RoundingMode},
-    "tt.clampf": {"propagateNan": PropagateNan},
-    "tt.dot": {"inputPrecision": InputPrecision},
-    "tt.load": {"cache": CacheModifier, "evict": EvictionPolicy, "padding": PaddingOption},
-    "tt.store": {"cache": CacheModifier, "evict": EvictionPolicy},
-    "tt.make_tensor_descriptor": {"padding": PaddingOption},
-}
-#: ops whose operandSegmentSizes is implied by their operand count (dropped on read, recomputed by nobody)
-_IMPLIED_SEGMENTS = {
-    "tt.load",
-    "tt.store",
-    "tt.atomic_rmw",
-    "tt.atomic_load",
-    "tt.atomic_store",
-    "tt.histogram",
-    "tt.make_tensor_descriptor",
-    "tt.print",
-    "tt.elementwise_inline_asm",
-    "tt.dot_scaled",
-}
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Lexical patterns (anchored at a position with .match(text, pos)).
@@ -231,24 +155,6 @@ def signless(v: int, t: Type) -> int:
     return v
 
 
-def _elem_of(t: Type) -> Type:
-    return t.elem if isinstance(t, TensorType) else t
-
-
-def _like(t: Type, elem: Type) -> Type:
-    """`elem` shaped like `t` (i1 results of comparisons, load results, masks)."""
-    return TensorType(t.dims, elem) if isinstance(t, TensorType) else elem
-
-
-def _pointee(t: Type) -> Type:
-    """The value type loaded through pointer(-tensor) `t`."""
-    if isinstance(t, TensorType) and isinstance(t.elem, PointerType):
-        return TensorType(t.dims, t.elem.pointee)
-    if isinstance(t, PointerType):
-        return t.pointee
-    return t
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Parse-time state
 
@@ -275,9 +181,22 @@ class _Scope:
 
 
 class OpState:
-    """What a format function fills in while reading one op."""
+    """What an op's syntax fills in while reading one op."""
 
-    __slots__ = ("attrs", "inherit", "n_results", "name", "operands", "regions", "result_types", "successors")
+    __slots__ = (
+        "attrs",
+        "groups",
+        "inherit",
+        "n_results",
+        "name",
+        "operands",
+        "regions",
+        "result_types",
+        "segments",
+        "succ",
+        "successors",
+        "types",
+    )
 
     def __init__(self, name: str, n_results: int) -> None:
         self.name = name
@@ -287,6 +206,11 @@ class OpState:
         self.attrs: dict[str, Attribute] = {}
         self.regions: list[Region] = []
         self.successors: list[Block] = []
+        #: by field name: the operands, the types the text spells, the successors (see `syntax.Format`)
+        self.groups: dict[str, list[Value]] = {}
+        self.types: dict[str, list[Type]] = {}
+        self.succ: dict[str, Block] = {}
+        self.segments: tuple[int, ...] | None = None
         #: block arguments / ops without their own printed location; they take the op's
         self.inherit: list[BlockArgument | Op] = []
 
@@ -298,7 +222,10 @@ _INHERIT = object()
 
 
 class Parser:
-    """Scanner + recursive-descent reader. Format functions in `FORMATS` call its public helpers."""
+    """Scanner + recursive-descent reader. Op classes reading their custom syntax call its public helpers."""
+
+    #: `opt_loc()` when no location is printed: the block argument or op takes its op's location
+    INHERIT = _INHERIT
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -1087,7 +1014,11 @@ class Parser:
             name = m.group(0)
             self.current_op = name
             st = OpState(name, n_results)
-            FORMATS.get(name, _default_format)(self, st)
+            cls = OP_CLASSES.get(name)
+            if cls is None:
+                DEFAULT.parse(self, st)
+            else:
+                cls.parse_custom(self, st)
             if not self.at_op_end():
                 raise self.error(f"cannot read the custom syntax of {name} (unexpected text)", self._skip())
         if len(st.result_types) != n_results:
@@ -1107,19 +1038,17 @@ class Parser:
         names: list[str | None] = []
         for name, count, _ in groups:
             names.extend([None if name.isdigit() else name] * count)
-        enums = ENUM_ATTRS.get(st.name)
-        if enums:
-            for attr_name, cls in enums.items():
-                a = st.attrs.get(attr_name)
-                if isinstance(a, IntegerAttr):
-                    member = _FROM_CODE[cls].get(a.value)
-                    if member is not None:
-                        st.attrs[attr_name] = EnumAttr(member)
-        if st.name in _IMPLIED_SEGMENTS:
-            st.attrs.pop("operandSegmentSizes", None)
         cls = OP_CLASSES.get(st.name)
         if cls is not None:
-            op = cls(st.operands, st.result_types, st.attrs, st.regions, None, names, st.successors)
+            attrs = st.attrs
+            for key, d in cls.normalized_attrs:
+                a = attrs.get(key)
+                if a is not None:
+                    attrs[key] = d.normalize(a)
+            seg = attrs.pop("operandSegmentSizes", None) if cls.operand_defs else None
+            op = cls(st.operands, st.result_types, attrs, st.regions, None, names, st.successors)
+            if not cls.fixed_operands:
+                op.segment_sizes = st.segments or (tuple(seg.values) if isinstance(seg, DenseArrayAttr) else None)
         else:
             op = UnknownOp(st.name, st.operands, st.result_types, st.attrs, st.regions, None, names, st.successors)
         i = 0
@@ -1127,6 +1056,14 @@ class Parser:
             self.define(name, op.results[i : i + count], pos)
             i += count
         return op
+
+    def format_of(self, cls: type[Op]) -> Any:
+        return format_of(cls)
+
+    def hint_type(self, v: Value, t: Type) -> None:
+        """Give a forward reference the type the text spells for it."""
+        if isinstance(v, _Forward) and isinstance(v.type, NoneType):
+            v.type = t
 
     def _generic(self, st: OpState) -> None:
         """`"name"(operands) [successors] <{properties}> ({regions}) {attrs} : (types) -> (types)`."""
@@ -1155,685 +1092,9 @@ class Parser:
         if len(ft.inputs) != len(st.operands):
             raise self.error(f"{len(st.operands)} operands but {len(ft.inputs)} operand types")
         for v, t in zip(st.operands, ft.inputs):
-            if isinstance(v, _Forward) and isinstance(v.type, NoneType):
-                v.type = t
+            self.hint_type(v, t)
         st.result_types = list(ft.results)
 
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Formats. Each reads what follows the op name into an OpState.
-
-Format = Callable[[Parser, OpState], None]
-
-
-def _results_from(p: Parser, st: OpState, types: list[Type], arrow: list[Type] | None) -> None:
-    """Result types of an op read in a default-like form (see `_default_format`)."""
-    n = st.n_results
-    if arrow is not None:
-        st.result_types = arrow * n if len(arrow) == 1 and n > 1 else arrow
-    elif n == 0:
-        st.result_types = []
-    elif len(types) == 1:
-        st.result_types = types * n
-    elif len(types) >= n:
-        st.result_types = types[:n]
-    else:
-        raise p.error(f"cannot infer {n} result type(s) from {', '.join(map(str, types))}")
-
-
-def _opt_fastmath(p: Parser, st: OpState) -> None:
-    if p.at("fastmath<"):
-        p.expect("fastmath")
-        st.attrs["fastmath"] = OpaqueAttr("#arith.fastmath" + p.balanced())
-
-
-def _default_format(p: Parser, st: OpState) -> None:
-    """`[attr-dict] operands [attr-dict] [: types [-> types] | : (types) -> types]`.
-
-    Result types: after `->` if present; else one type for all results; else the first N types."""
-    p.attr_dict(st.attrs)
-    st.operands = p.operands()
-    _opt_fastmath(p, st)
-    p.attr_dict(st.attrs)
-    types: list[Type] = []
-    arrow: list[Type] | None = None
-    if p.accept(":"):
-        if p.at("("):
-            ft = p.function_type()
-            types, arrow = list(ft.inputs), list(ft.results)
-        else:
-            types = p.type_list()
-            if p.accept("->"):
-                arrow = p.result_type_list()
-    if not p.at_op_end():
-        raise p.error(f"cannot read the custom syntax of {st.name} (unexpected text)")
-    _results_from(p, st, types, arrow)
-
-
-def _same(p: Parser, st: OpState) -> None:
-    """`%a, %b [fastmath<..>] attr-dict : T` - operands and results share T (arith/math elementwise)."""
-    st.operands = p.operands()
-    _opt_fastmath(p, st)
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = [p.type()] * st.n_results
-
-
-def _cast(p: Parser, st: OpState) -> None:
-    """`%x [fastmath] attr-dict : T1 to T2`."""
-    st.operands = [p.operand()]
-    _opt_fastmath(p, st)
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    p.type()
-    p.expect_keyword("to")
-    st.result_types = [p.type()] * st.n_results
-
-
-#: keyword attributes printed as `name = value` inside custom formats: spelling -> (attribute name, enum or None)
-_KW_ATTRS: dict[str, tuple[str, type[enum.Enum] | None]] = {
-    "rounding": ("rounding", RoundingMode),
-    "propagateNan": ("propagateNan", PropagateNan),
-    "inputPrecision": ("inputPrecision", InputPrecision),
-    "maxNumImpreciseAcc": ("maxNumImpreciseAcc", None),
-    "cacheModifier": ("cache", CacheModifier),
-    "evictionPolicy": ("evict", EvictionPolicy),
-}
-
-
-def _kw_attrs(p: Parser, st: OpState, units: tuple[str, ...] = ()) -> None:
-    """Keyword attributes, unit keywords and attr-dicts in any order, until the `:`."""
-    while True:
-        save = p.pos
-        p.accept(",")
-        word = p.peek_keyword()
-        if word in units:
-            p.expect_keyword(word)
-            st.attrs[word] = UnitAttr()
-            continue
-        if word in _KW_ATTRS:
-            after = _WS.match(p.text, p._skip() + len(word)).end()
-            if p.text.startswith("=", after):
-                p.pos = after + 1
-                attr_name, cls = _KW_ATTRS[word]
-                if cls is None:
-                    st.attrs[attr_name] = IntegerAttr(p.integer(), IntType(32))
-                else:
-                    st.attrs[attr_name] = _enum_kw(p, cls)
-                continue
-        p.pos = save
-        if p.at("{"):
-            p.attr_dict(st.attrs)
-            continue
-        return
-
-
-def _enum_kw(p: Parser, cls: type[enum.Enum]) -> EnumAttr:
-    pos = p._skip()
-    word = p.keyword()
-    try:
-        return EnumAttr(cls(word))
-    except ValueError:
-        raise p.error(f"{word!r} is not a {cls.__name__}", pos) from None
-
-
-def _arrow(units: tuple[str, ...] = ()) -> Format:
-    """`operands [keywords] attr-dict : T [, T...] -> R` (tt shape ops, casts, fp_to_fp, histogram, ...)."""
-
-    def parse(p: Parser, st: OpState) -> None:
-        st.operands = p.operands()
-        _kw_attrs(p, st, units)
-        p.expect(":")
-        p.type_list()
-        p.expect("->")
-        _results_from(p, st, [], p.result_type_list())
-
-    return parse
-
-
-def _functional(p: Parser, st: OpState) -> None:
-    """`operands attr-dict : (types) -> results`."""
-    st.operands = p.operands()
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = list(p.function_type().results)
-
-
-def _unsplat(p: Parser, st: OpState) -> None:
-    st.operands = [p.operand()]
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = [_elem_of(p.type())]
-
-
-def _cmp(cls: type[enum.Enum]) -> Format:
-    def parse(p: Parser, st: OpState) -> None:
-        st.attrs["predicate"] = _enum_kw(p, cls)
-        p.expect(",")
-        st.operands = p.operands()
-        _opt_fastmath(p, st)
-        p.attr_dict(st.attrs)
-        p.expect(":")
-        st.result_types = [_like(p.type(), IntType(1))]
-
-    return parse
-
-
-def _select(p: Parser, st: OpState) -> None:
-    st.operands = p.operands()
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = [p.type_list()[-1]]
-
-
-def _constant(p: Parser, st: OpState) -> None:
-    p.attr_dict(st.attrs)
-    value = p.attribute()
-    if isinstance(value, (IntegerAttr, FloatAttr, DenseAttr)):
-        st.result_types = [value.type]
-    elif isinstance(value, BoolAttr):
-        value = IntegerAttr(int(value.value), IntType(1))
-        st.result_types = [value.type]
-    else:
-        raise p.error("unsupported constant value")
-    st.attrs["value"] = value
-
-
-def _program_dim(p: Parser, st: OpState) -> None:
-    st.attrs["axis"] = _enum_kw(p, ProgramDim)
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = [p.type()]
-
-
-def _load(p: Parser, st: OpState) -> None:
-    st.operands = p.operands()
-    _kw_attrs(p, st)
-    p.expect(":")
-    st.result_types = [_pointee(p.type())]
-
-
-def _store(p: Parser, st: OpState) -> None:
-    st.operands = p.operands()
-    _kw_attrs(p, st)
-    p.expect(":")
-    p.type()
-
-
-def _addptr(p: Parser, st: OpState) -> None:
-    st.operands = p.operands()
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = [p.type()]
-    p.expect(",")
-    p.type()
-
-
-def _atomic(prefix: tuple[tuple[str, type[enum.Enum]], ...], tail: str) -> Format:
-    """`enum, enum, ..., operands attr-dict : <tail>` with tail "functional" or "ptr" (no result)."""
-
-    def parse(p: Parser, st: OpState) -> None:
-        for attr_name, cls in prefix:
-            st.attrs[attr_name] = _enum_kw(p, cls)
-            p.expect(",")
-        st.operands = p.operands()
-        p.attr_dict(st.attrs)
-        p.expect(":")
-        if tail == "functional":
-            st.result_types = list(p.function_type().results)
-        else:
-            p.type()
-
-    return parse
-
-
-def _atomic_poll(p: Parser, st: OpState) -> None:
-    st.attrs["sem"] = _enum_kw(p, MemSemantic)
-    p.expect(",")
-    st.attrs["scope"] = _enum_kw(p, MemSyncScope)
-    p.expect(",")
-    st.operands = p.operands()
-    if p.accept_keyword("timeout"):
-        st.operands.append(p.operand())
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    p.type_list()
-    p.expect("->")
-    st.result_types = p.result_type_list()
-
-
-def _dot(p: Parser, st: OpState) -> None:
-    """`%a, %b, %c[, inputPrecision = x][, maxNumImpreciseAcc = n] attr-dict : Ta * Tb -> Tc`."""
-    st.operands = p.operands()
-    _kw_attrs(p, st)
-    p.expect(":")
-    p.type()
-    p.expect("*")
-    p.type()
-    p.expect("->")
-    st.result_types = [p.type()]
-
-
-def _clampf(p: Parser, st: OpState) -> None:
-    st.operands = p.operands()
-    _kw_attrs(p, st)
-    p.expect(":")
-    st.result_types = [p.type()]
-
-
-def _gather(p: Parser, st: OpState) -> None:
-    st.operands = [p.operand()]
-    p.expect("[")
-    st.operands.append(p.operand())
-    p.expect("]")
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = list(p.function_type().results)
-
-
-def _inline_asm(p: Parser, st: OpState) -> None:
-    """`"asm" attr-dict [operands : types] -> results`."""
-    st.attrs["asm_string"] = StringAttr(p.string())
-    p.attr_dict(st.attrs)
-    st.operands = p.operands()
-    if st.operands:
-        p.expect(":")
-        p.type_list()
-    p.expect("->")
-    _results_from(p, st, [], p.result_type_list())
-
-
-def _print(p: Parser, st: OpState) -> None:
-    """`"prefix" attr-dict [: operands : types]`."""
-    st.attrs["prefix"] = StringAttr(p.string())
-    p.attr_dict(st.attrs)
-    if p.accept(":"):
-        st.operands = p.operands()
-        p.expect(":")
-        p.type_list()
-
-
-def _assert(p: Parser, st: OpState) -> None:
-    """`%cond, "message" attr-dict [: T]` (tt.assert and cf.assert)."""
-    st.operands = [p.operand()]
-    p.expect(",")
-    st.attrs["message"] = StringAttr(p.string())
-    p.attr_dict(st.attrs)
-    if p.accept(":"):
-        p.type()
-
-
-def _bracketed(p: Parser) -> list[Value]:
-    p.expect("[")
-    vals = p.operands()
-    p.expect("]")
-    return vals
-
-
-def _make_tensor_descriptor(p: Parser, st: OpState) -> None:
-    """`%base, [shape], [strides] attr-dict : <f32>, <32x32xf32>` (the formats elide `!tt.ptr`/`!tt.tensordesc`)."""
-    st.operands = [p.operand()]
-    p.expect(",")
-    st.operands += _bracketed(p)
-    p.expect(",")
-    st.operands += _bracketed(p)
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    if p.at("<"):
-        p.ptr_body()
-    else:
-        p.type()
-    p.expect(",")
-    st.result_types = [p.tensordesc_body() if p.at("<") else p.type()]
-
-
-def _descriptor_load(p: Parser, st: OpState) -> None:
-    st.operands = [p.operand()] + _bracketed(p)
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    p.type()
-    p.expect("->")
-    st.result_types = [p.type()]
-
-
-def _descriptor_store(p: Parser, st: OpState) -> None:
-    """`%desc[%i, %j], %src ...`; MLIR's operand order is (desc, src, *indices), unlike the text."""
-    desc = p.operand()
-    indices = _bracketed(p)
-    p.expect(",")
-    st.operands = [desc, p.operand(), *indices]
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    p.type_list()
-
-
-def _descriptor_reduce(p: Parser, st: OpState) -> None:
-    st.attrs["kind"] = OpaqueAttr(p.keyword())
-    p.expect(",")
-    _descriptor_store(p, st)
-
-
-def _call(p: Parser, st: OpState) -> None:
-    st.attrs["callee"] = SymbolRefAttr(p.symbol())
-    p.expect("(")
-    st.operands = p.operands()
-    p.expect(")")
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    st.result_types = list(p.function_type().results)
-
-
-def _return_like(p: Parser, st: OpState) -> None:
-    """`[attr-dict] [operands : types]` (tt.return, scf.yield, tt.reduce.return, ...)."""
-    p.attr_dict(st.attrs)
-    st.operands = p.operands()
-    p.attr_dict(st.attrs)
-    if p.accept(":"):
-        p.type_list()
-
-
-def _func(p: Parser, st: OpState) -> None:
-    """`[visibility] @name(%a: T {attrs} loc(..), ...) [-> results] [attributes {...}] [{body}]`."""
-    for word in ("public", "private", "nested"):
-        if p.accept_keyword(word):
-            st.attrs["sym_visibility"] = StringAttr(word)
-            break
-    st.attrs["sym_name"] = StringAttr(p.symbol())
-    p.expect("(")
-    args: list[tuple[str, Type, LocExpr, int]] = []
-    arg_attrs: list[DictAttr] = []
-    named = p.peek() == "%"
-    if not p.accept(")"):
-        while True:
-            if named:
-                name, pos = p.value_name()
-                p.expect(":")
-            else:
-                name, pos = "", p.pos
-            t = p.type()
-            d: dict[str, Attribute] = {}
-            p.attr_dict(d)
-            arg_attrs.append(DictAttr(tuple(d.items())))
-            loc = p.opt_loc()
-            args.append((name, t, loc, pos))
-            if p.accept(")"):
-                break
-            p.expect(",")
-    results: list[Type] = []
-    res_attrs: list[DictAttr] = []
-    if p.accept("->"):
-        if p.accept("("):
-            while not p.accept(")"):
-                results.append(p.type())
-                d = {}
-                p.attr_dict(d)
-                res_attrs.append(DictAttr(tuple(d.items())))
-                p.accept(",")
-        else:
-            results.append(p.type())
-    st.attrs["function_type"] = TypeAttr(FunctionType(tuple(t for _, t, _, _ in args), tuple(results)))
-    if any(a.entries for a in arg_attrs):
-        st.attrs["arg_attrs"] = ArrayAttr(tuple(arg_attrs))
-    if any(a.entries for a in res_attrs):
-        st.attrs["res_attrs"] = ArrayAttr(tuple(res_attrs))
-    if p.accept_keyword("attributes"):
-        p.attr_dict(st.attrs)
-    if p.at("{"):
-        if not named and args:
-            raise p.error("a function with a body needs named arguments")
-        st.regions = [p.region(args, st.inherit)]
-    else:
-        st.regions = [Region()]
-
-
-def _ensure_yield(region: Region, st: OpState) -> None:
-    """Append the `scf.yield` MLIR leaves implicit in result-less `scf.for`/`scf.if` regions."""
-    if not region.blocks:
-        region.add_block(Block())
-    block = region.blocks[-1]
-    last = block.ops[-1] if block.ops else None
-    if last is None or not (last.terminator or isinstance(last, UnknownOp) and last.op_name.endswith("yield")):
-        y = OP_CLASSES["scf.yield"]()
-        block.append(y)
-        st.inherit.append(y)
-
-
-def _for(p: Parser, st: OpState) -> None:
-    """`[unsigned] %iv = %lb to %ub step %s [iter_args(%a = %init, ...) -> (types)] [: T] {body} [attr-dict]`."""
-    if p.accept_keyword("unsigned"):
-        st.attrs["unsignedCmp"] = UnitAttr()
-    iv, iv_pos = p.value_name()
-    p.expect("=")
-    st.operands = [p.operand()]
-    p.expect_keyword("to")
-    st.operands.append(p.operand())
-    p.expect_keyword("step")
-    st.operands.append(p.operand())
-    iters: list[tuple[str, int]] = []
-    if p.accept_keyword("iter_args"):
-        p.expect("(")
-        while True:
-            name, pos = p.value_name()
-            p.expect("=")
-            st.operands.append(p.operand())
-            iters.append((name, pos))
-            if p.accept(")"):
-                break
-            p.expect(",")
-        p.expect("->")
-        st.result_types = p.result_type_list()
-    iv_type: Type = IndexType()
-    if p.accept(":"):
-        iv_type = p.type()
-    if len(st.result_types) != len(iters):
-        raise p.error(f"scf.for has {len(iters)} iter_args but {len(st.result_types)} result types")
-    args = [(iv, iv_type, _INHERIT, iv_pos)] + [(n, t, _INHERIT, pos) for (n, pos), t in zip(iters, st.result_types)]
-    body = p.region(args, st.inherit)
-    st.regions = [body]
-    if not iters:
-        _ensure_yield(body, st)
-    p.attr_dict(st.attrs)
-
-
-def _if(p: Parser, st: OpState) -> None:
-    """`%cond [-> (types)] {then} [else {else}] [attr-dict]`."""
-    st.operands = [p.operand()]
-    if p.accept("->"):
-        st.result_types = p.result_type_list()
-    then = p.region(inherit=st.inherit)
-    other = p.region(inherit=st.inherit) if p.accept_keyword("else") else Region()
-    st.regions = [then, other]
-    if not st.result_types:
-        _ensure_yield(then, st)
-        if other.blocks:
-            _ensure_yield(other, st)
-    p.attr_dict(st.attrs)
-
-
-def _while(p: Parser, st: OpState) -> None:
-    """`[(%a = %init, ...)] : (types) -> (types) {before} do {after} [attr-dict]`."""
-    inits: list[tuple[str, int]] = []
-    if p.accept("("):
-        while not p.accept(")"):
-            name, pos = p.value_name()
-            p.expect("=")
-            st.operands.append(p.operand())
-            inits.append((name, pos))
-            p.accept(",")
-    p.expect(":")
-    ft = p.function_type()
-    if len(ft.inputs) != len(inits):
-        raise p.error(f"scf.while has {len(inits)} initial values but {len(ft.inputs)} types")
-    st.result_types = list(ft.results)
-    before = p.region([(n, t, _INHERIT, pos) for (n, pos), t in zip(inits, ft.inputs)], st.inherit)
-    p.expect_keyword("do")
-    after = p.region(inherit=st.inherit)
-    if not after.blocks:
-        after.add_block(Block(ft.results))
-    st.regions = [before, after]
-    p.attr_dict(st.attrs)
-
-
-def _condition(p: Parser, st: OpState) -> None:
-    """`(%cond) attr-dict [operands : types]`."""
-    p.expect("(")
-    st.operands = [p.operand()]
-    p.expect(")")
-    p.attr_dict(st.attrs)
-    st.operands += p.operands()
-    if len(st.operands) > 1:
-        p.expect(":")
-        p.type_list()
-
-
-def _successor_with_args(p: Parser, st: OpState) -> int:
-    st.successors.append(p.successor())
-    n = 0
-    if p.accept("("):
-        vals = p.operands()
-        p.expect(":")
-        types = p.type_list()
-        p.expect(")")
-        for v, t in zip(vals, types):
-            if isinstance(v, _Forward) and isinstance(v.type, NoneType):
-                v.type = t
-        st.operands += vals
-        n = len(vals)
-    return n
-
-
-def _br(p: Parser, st: OpState) -> None:
-    _successor_with_args(p, st)
-    p.attr_dict(st.attrs)
-
-
-def _cond_br(p: Parser, st: OpState) -> None:
-    st.operands = [p.operand()]
-    p.expect(",")
-    n_true = _successor_with_args(p, st)
-    p.expect(",")
-    n_false = _successor_with_args(p, st)
-    p.attr_dict(st.attrs)
-    st.attrs["operandSegmentSizes"] = DenseArrayAttr(IntType(32), (1, n_true, n_false))
-
-
-def _barrier(p: Parser, st: OpState) -> None:
-    """`ttg.barrier <space>[|<space>...] attr-dict` (3.9); the spaces are kept as the string attribute `spaces`."""
-    words: list[str] = []
-    while not p.at_op_end() and not p.at("{"):
-        words.append(p.keyword())
-        if not p.accept("|"):
-            break
-    if words:
-        st.attrs["spaces"] = StringAttr("|".join(words))
-    p.attr_dict(st.attrs)
-
-
-def _dot_scaled(p: Parser, st: OpState) -> None:
-    """`%a [scale %sa], %b [scale %sb], %c lhs = T rhs = T attr-dict : types -> R`; element kinds kept as strings."""
-    ops = [p.operand()]
-    if p.accept_keyword("scale"):
-        ops.append(p.operand())
-    p.expect(",")
-    ops.append(p.operand())
-    if p.accept_keyword("scale"):
-        ops.append(p.operand())
-    p.expect(",")
-    ops.append(p.operand())
-    st.operands = ops
-    for side, attr in (("lhs", "a_elem_type"), ("rhs", "b_elem_type")):
-        if p.accept_keyword(side):
-            p.expect("=")
-            st.attrs[attr] = StringAttr(p.keyword())
-    p.attr_dict(st.attrs)
-    p.expect(":")
-    while not p.at("->"):
-        p.type()
-        if not (p.accept(",") or p.accept("*")):
-            break
-    p.expect("->")
-    st.result_types = [p.type()]
-
-
-#: op name -> reader of its custom syntax. Ops not listed use `_default_format` (or the generic form when quoted).
-FORMATS: dict[str, Format] = {
-    "tt.func": _func,
-    "tt.call": _call,
-    "tt.return": _return_like,
-    "tt.get_program_id": _program_dim,
-    "tt.get_num_programs": _program_dim,
-    "tt.make_range": _default_format,
-    "tt.splat": _arrow(),
-    "tt.unsplat": _unsplat,
-    "tt.broadcast": _arrow(),
-    "tt.expand_dims": _arrow(),
-    "tt.reshape": _arrow(("allow_reorder", "efficient_layout")),
-    "tt.trans": _arrow(),
-    "tt.join": _arrow(),
-    "tt.split": _arrow(),
-    "tt.cat": _arrow(),
-    "tt.bitcast": _arrow(),
-    "tt.int_to_ptr": _arrow(),
-    "tt.ptr_to_int": _arrow(),
-    "tt.fp_to_fp": _arrow(),
-    "tt.histogram": _arrow(),
-    "tt.gather": _gather,
-    "tt.addptr": _addptr,
-    "tt.load": _load,
-    "tt.store": _store,
-    "tt.atomic_rmw": _atomic((("atomic_rmw_op", RMWOp), ("sem", MemSemantic), ("scope", MemSyncScope)), "functional"),
-    "tt.atomic_cas": _atomic((("sem", MemSemantic), ("scope", MemSyncScope)), "functional"),
-    "tt.atomic_load": _atomic((("sem", MemSemantic), ("scope", MemSyncScope)), "functional"),
-    "tt.atomic_store": _atomic((("sem", MemSemantic), ("scope", MemSyncScope)), "ptr"),
-    "tt.atomic_poll": _atomic_poll,
-    "tt.dot": _dot,
-    "tt.clampf": _clampf,
-    "tt.precise_sqrt": _same,
-    "tt.precise_divf": _same,
-    "tt.approx_divf": _same,
-    "tt.mulhiui": _same,
-    "tt.extern_elementwise": _functional,
-    "tt.elementwise_inline_asm": _inline_asm,
-    "tt.print": _print,
-    "tt.assert": _assert,
-    "tt.make_tensor_descriptor": _make_tensor_descriptor,
-    "tt.descriptor_load": _descriptor_load,
-    "tt.descriptor_store": _descriptor_store,
-    "tt.descriptor_reduce": _descriptor_reduce,
-    "tt.reduce.return": _return_like,
-    "tt.scan.return": _return_like,
-    "arith.constant": _constant,
-    "arith.cmpi": _cmp(CmpIPredicate),
-    "arith.cmpf": _cmp(CmpFPredicate),
-    "arith.select": _select,
-    "math.fma": _same,
-    "scf.for": _for,
-    "scf.if": _if,
-    "scf.while": _while,
-    "scf.condition": _condition,
-    "scf.yield": _return_like,
-    "cf.br": _br,
-    "cf.cond_br": _cond_br,
-    "cf.assert": _assert,
-    "ttg.barrier": _barrier,
-    "tt.dot_scaled": _dot_scaled,
-}
-
-
-def _register_families() -> None:
-    """Elementwise arith/math ops share two spellings: `_same` and `_cast` (decided by the op class family)."""
-    from .ops import CastOp, FloatBinaryOp, FloatUnaryOp, IntBinaryOp, UnaryOp
-
-    for name, cls in OP_CLASSES.items():
-        if name in FORMATS:
-            continue
-        if issubclass(cls, CastOp):
-            FORMATS[name] = _cast if name.startswith("arith.") else _arrow()
-        elif issubclass(cls, (IntBinaryOp, FloatBinaryOp, FloatUnaryOp, UnaryOp)):
-            FORMATS[name] = _same
-
-
-_register_families()
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Public entry points

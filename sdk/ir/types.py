@@ -193,3 +193,15 @@ def is_float(t: Type) -> bool:
 
 def is_ptr(t: Type) -> bool:
     return isinstance(t.element, PointerType)
+
+
+def like(t: Type, elem: Type) -> Type:
+    """`elem` shaped like `t` (the i1 results of comparisons, a load's result, masks)."""
+    return TensorType(t.dims, elem) if isinstance(t, TensorType) else elem
+
+
+def pointee(t: Type) -> Type:
+    """The value type loaded through pointer (or pointer tensor) `t`."""
+    if isinstance(t, TensorType) and isinstance(t.elem, PointerType):
+        return TensorType(t.dims, t.elem.pointee)
+    return t.pointee if isinstance(t, PointerType) else t

@@ -214,18 +214,16 @@ def _jump(ctx: LoweringContext, target: Block, values: Sequence[Value]) -> None:
 
 @RULES.register(O.Br)
 def lower_br(ctx: LoweringContext, op: O.Br) -> None:
-    _jump(ctx, op.successors[0], op.operands)
+    _jump(ctx, op.dest, op.args)
 
 
 @RULES.register(O.CondBr)
 def lower_cond_br(ctx: LoweringContext, op: O.CondBr) -> None:
-    seg = op.attrs.get("operandSegmentSizes")
-    n_true = seg.values[1] if seg is not None else len(op.successors[0].args)
-    cond = ctx.scalar(op.operands[0])
+    cond = ctx.scalar(op.condition)
     b = ctx.b
     on_true, on_false = b.append_basic_block("br.true"), b.append_basic_block("br.false")
     b.cbranch(cond, on_true, on_false)
     b.position_at_end(on_true)
-    _jump(ctx, op.successors[0], op.operands[1 : 1 + n_true])
+    _jump(ctx, op.true_dest, op.true_args)
     ctx.b.position_at_end(on_false)
-    _jump(ctx, op.successors[1], op.operands[1 + n_true :])
+    _jump(ctx, op.false_dest, op.false_args)

@@ -182,19 +182,17 @@ def _jump(ctx: RenderContext, dest: Block, values: list[Value]) -> None:
 
 @RULES.register(O.Br)
 def render_br(ctx: RenderContext, op: O.Br) -> None:
-    _jump(ctx, op.successors[0], op.operands)
+    _jump(ctx, op.dest, op.args)
 
 
 @RULES.register(O.CondBr)
 def render_cond_br(ctx: RenderContext, op: O.CondBr) -> None:
-    seg = op.attrs.get("operandSegmentSizes")
-    n_true = seg.values[1] if seg is not None else len(op.successors[0].args)
-    ctx.emit(f"if ({ctx.scalar(op.operands[0])}) {{")
+    ctx.emit(f"if ({ctx.scalar(op.condition)}) {{")
     with ctx.indent():
-        _jump(ctx, op.successors[0], op.operands[1 : 1 + n_true])
+        _jump(ctx, op.true_dest, op.true_args)
     ctx.emit("} else {")
     with ctx.indent():
-        _jump(ctx, op.successors[1], op.operands[1 + n_true :])
+        _jump(ctx, op.false_dest, op.false_args)
     ctx.emit("}")
 
 

@@ -1,0 +1,778 @@
+"""The `tt` dialect (Triton's TTIR ops), each op one declared class: fields, custom syntax, verifier."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..attrs import ArrayAttr, Attribute, DictAttr, OpaqueAttr, StringAttr, TypeAttr
+from ..core import Block, IRVerificationError, Op, Region, Value, register_op
+from ..enums import (
+    CacheModifier,
+    EvictionPolicy,
+    InputPrecision,
+    MemSemantic,
+    MemSyncScope,
+    PaddingOption,
+    ProgramDim,
+    PropagateNan,
+    RMWOp,
+    RoundingMode,
+)
+from ..fields import (
+    AnyProp,
+    ArrayProp,
+    BoolProp,
+    EnumProp,
+    FlagProp,
+    IntProp,
+    KeywordProp,
+    ListProp,
+    Operand,
+    OptOperand,
+    Result,
+    StrProp,
+    SymbolProp,
+    TypeProp,
+    VarOperand,
+)
+from ..types import FunctionType, PointerType, TensorDescType, Type, pointee
+from .arith import BinaryOp, CastOp, ElementwiseOp, FloatBinaryOp, FloatUnaryOp, IntBinaryOp, check_same_types
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Elementwise
+
+
+@register_op
+class PreciseDivF(FloatBinaryOp):
+    name = "tt.precise_divf"
+
+
+@register_op
+class ApproxDivF(FloatBinaryOp):
+    name = "tt.approx_divf"
+
+
+@register_op
+class MulhiUI(IntBinaryOp):
+    name = "tt.mulhiui"
+
+
+@register_op
+class PreciseSqrt(FloatUnaryOp):
+    name = "tt.precise_sqrt"
+
+
+class _TTCast(CastOp):
+    assembly_format = "$src attr-dict : type($src) -> type($result)"
+
+
+@register_op
+class TTBitcast(_TTCast):
+    name = "tt.bitcast"
+
+
+@register_op
+class IntToPtr(_TTCast):
+    name = "tt.int_to_ptr"
+
+
+@register_op
+class PtrToInt(_TTCast):
+    name = "tt.ptr_to_int"
+
+
+@register_op
+class FpToFp(CastOp):
+    name = "tt.fp_to_fp"
+    rounding = EnumProp(RoundingMode)
+    assembly_format = "$src attr-dict (, rounding = $rounding)? : type($src) -> type($result)"
+
+
+@register_op
+class ClampF(ElementwiseOp):
+    name = "tt.clampf"
+    x = Operand()
+    min = Operand()
+    max = Operand()
+    result = Result()
+    propagate_nan = EnumProp(PropagateNan, "propagateNan", default=PropagateNan.NONE)
+    assembly_format = "$x, $min, $max, propagateNan = $propagate_nan attr-dict : type($result)"
+
+    def verify_(self) -> None:
+        check_same_types(self, [self.x, self.min, self.max, self.result])
+
+
+@register_op
+class ExternElementwise(ElementwiseOp):
+    """A call of a device-library function (`__nv_powf`) per element."""
+
+    name = "tt.extern_elementwise"
+    args = VarOperand()
+    result = Result()
+    symbol = StrProp(required=True)
+    libname = StrProp()
+    libpath = StrProp()
+    is_pure = BoolProp("pure")
+    assembly_format = "$args attr-dict : functional-type"
+
+
+@register_op
+class ElementwiseInlineAsm(Op):
+    name = "tt.elementwise_inline_asm"
+    args = VarOperand()
+    asm_string = StrProp(required=True)
+    constraints = StrProp()
+    is_pure = BoolProp("pure")
+    packed_element = IntProp(default=1)
+    assembly_format = "$asm_string attr-dict ($args : type($args))? -> type($results)"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Functions and calls
+
+
+@register_op
+class Func(Op):
+    """`tt.func`; one region whose entry block's arguments are the kernel parameters."""
+
+    name = "tt.func"
+    isolated_from_above = True
+    sym_name = StrProp(required=True)
+    function_type = TypeProp(required=True)
+    sym_visibility = StrProp()
+    arg_attrs = ListProp()
+    res_attrs = ListProp()
+
+    @property
+    def is_public(self) -> bool:
+        return self.sym_visibility != "private"
+
+    @property
+    def body(self) -> Block:
+        return self.regions[0].entry
+
+    @property
+    def args(self) -> list:
+        return self.body.args
+
+    def arg_attr(self, index: int, name: str) -> Attribute | None:
+        a = self.arg_attrs
+        if a is None or index >= len(a.values):
+            return None
+        return a.values[index].get(name)  # type: ignore[union-attr]
+
+    @classmethod
+    def parse_custom(cls, p: Any, st: Any) -> None:
+        """`[visibility] @name(%a: T {attrs} loc(..), ...) [-> results] [attributes {...}] [{body}]`."""
+        for word in ("public", "private", "nested"):
+            if p.accept_keyword(word):
+                st.attrs["sym_visibility"] = StringAttr(word)
+                break
+        st.attrs["sym_name"] = StringAttr(p.symbol())
+        p.expect("(")
+        args: list[tuple[str, Type, Any, int]] = []
+        arg_attrs: list[DictAttr] = []
+        named = p.peek() == "%"
+        if not p.accept(")"):
+            while True:
+                if named:
+                    name, pos = p.value_name()
+                    p.expect(":")
+                else:
+                    name, pos = "", p.pos
+                t = p.type()
+                d: dict[str, Attribute] = {}
+                p.attr_dict(d)
+                arg_attrs.append(DictAttr(tuple(d.items())))
+                args.append((name, t, p.opt_loc(), pos))
+                if p.accept(")"):
+                    break
+                p.expect(",")
+        results: list[Type] = []
+        res_attrs: list[DictAttr] = []
+        if p.accept("->"):
+            if p.accept("("):
+                while not p.accept(")"):
+                    results.append(p.type())
+                    d = {}
+                    p.attr_dict(d)
+                    res_attrs.append(DictAttr(tuple(d.items())))
+                    p.accept(",")
+            else:
+                results.append(p.type())
+        st.attrs["function_type"] = TypeAttr(FunctionType(tuple(t for _, t, _, _ in args), tuple(results)))
+        if any(a.entries for a in arg_attrs):
+            st.attrs["arg_attrs"] = ArrayAttr(tuple(arg_attrs))
+        if any(a.entries for a in res_attrs):
+            st.attrs["res_attrs"] = ArrayAttr(tuple(res_attrs))
+        if p.accept_keyword("attributes"):
+            p.attr_dict(st.attrs)
+        if p.at("{"):
+            if not named and args:
+                raise p.error("a function with a body needs named arguments")
+            st.regions = [p.region(args, st.inherit)]
+        else:
+            st.regions = [Region()]
+
+    def print_custom(self, w: Any) -> str | None:
+        ft = self.attrs.get("function_type")
+        if not isinstance(self.attrs.get("sym_name"), StringAttr) or not isinstance(ft, TypeAttr):
+            return None
+        ft = ft.type
+        if not isinstance(ft, FunctionType):
+            return None
+        vis = self.attrs.get("sym_visibility")
+        head = f" {vis.value}" if isinstance(vis, StringAttr) else ""
+        arg_attrs, res_attrs = self.arg_attrs, self.res_attrs
+
+        def extra(arr: Any, i: int) -> str:
+            if (
+                arr is not None
+                and i < len(arr.values)
+                and isinstance(arr.values[i], DictAttr)
+                and arr.values[i].entries
+            ):
+                return " " + w.attr(arr.values[i])
+            return ""
+
+        body = self.regions[0] if self.regions else None
+        entry = body.blocks[0] if body is not None and body.blocks else None
+        if entry is not None:
+            if len(entry.args) != len(ft.inputs):
+                return None
+            args = ", ".join(f"{w.v(a)}: {a.type}{extra(arg_attrs, i)}{w.loc(a.loc)}" for i, a in enumerate(entry.args))
+        else:
+            args = ", ".join(f"{t}{extra(arg_attrs, i)}" for i, t in enumerate(ft.inputs))
+        text = f"{head} @{w.sym(self.sym_name)}({args})"
+        if ft.results:
+            if len(ft.results) == 1 and not extra(res_attrs, 0):
+                text += f" -> {ft.results[0]}"
+            else:
+                text += " -> (" + ", ".join(f"{t}{extra(res_attrs, i)}" for i, t in enumerate(ft.results)) + ")"
+        text += w.attr_dict(self.attrs, tuple(self.attr_defs), prefix=" attributes ")
+        if entry is not None:
+            text += " " + w.region(body, print_entry_args=False)
+        return text
+
+    def verify_(self) -> None:
+        ft = self.function_type
+        if not isinstance(ft, FunctionType):
+            raise IRVerificationError(f"function_type is {ft}, not a function type", self)
+        if self.regions and self.regions[0].blocks:
+            if [a.type for a in self.args] != list(ft.inputs):
+                raise IRVerificationError("entry block arguments disagree with the function type", self)
+            for block in self.regions[0].blocks:
+                term = block.ops[-1] if block.ops else None
+                if isinstance(term, Return) and [x.type for x in term.operands] != list(ft.results):
+                    got = ", ".join(str(x.type) for x in term.operands)
+                    raise IRVerificationError(f"returns ({got}) from a function of type {ft}", term)
+
+
+class ReturnLike(Op):
+    """A terminator forwarding values: `attr-dict [%a, %b : T, U]`."""
+
+    terminator = True
+    values = VarOperand()
+    assembly_format = "attr-dict ($values : type($values))?"
+
+
+@register_op
+class Return(ReturnLike):
+    name = "tt.return"
+
+
+@register_op
+class Call(Op):
+    name = "tt.call"
+    callee = SymbolProp(required=True)
+    args = VarOperand()
+    assembly_format = "$callee`(`$args`)` attr-dict : functional-type"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Program ids and tensor creation / shape ops
+
+
+class _ProgramDimOp(Op):
+    pure = True
+    dim = EnumProp(ProgramDim, "axis", required=True)
+    result = Result()
+    assembly_format = "$dim attr-dict : type($result)"
+
+    @property
+    def axis(self) -> int:
+        return self.dim.axis
+
+
+@register_op
+class GetProgramId(_ProgramDimOp):
+    name = "tt.get_program_id"
+
+
+@register_op
+class GetNumPrograms(_ProgramDimOp):
+    name = "tt.get_num_programs"
+
+
+@register_op
+class MakeRange(Op):
+    name = "tt.make_range"
+    pure = True
+    start = IntProp(required=True)
+    end = IntProp(required=True)
+    result = Result()
+    assembly_format = "attr-dict : type($result)"
+
+
+class ShapeOp(Op):
+    """Ops that rearrange tensor elements without computing new values: `%x attr-dict : T -> R`."""
+
+    pure = True
+    src = Operand()
+    result = Result()
+    assembly_format = "$src attr-dict : type($src) -> type($result)"
+
+
+@register_op
+class Splat(ShapeOp):
+    name = "tt.splat"
+
+
+@register_op
+class Unsplat(ShapeOp):
+    name = "tt.unsplat"
+    assembly_format = "$src attr-dict : type($src)"
+
+    @classmethod
+    def infer_result_types(cls, types: dict[str, list[Type]], attrs: dict[str, Attribute]) -> list[Type] | None:
+        return [types["src"][0].element]
+
+
+@register_op
+class Broadcast(ShapeOp):
+    name = "tt.broadcast"
+
+
+@register_op
+class ExpandDims(ShapeOp):
+    name = "tt.expand_dims"
+    axis = IntProp(required=True)
+
+
+@register_op
+class Reshape(ShapeOp):
+    name = "tt.reshape"
+    allow_reorder = FlagProp()
+    efficient_layout = FlagProp()
+    assembly_format = (
+        "$src (allow_reorder $allow_reorder)? (efficient_layout $efficient_layout)? attr-dict "
+        ": type($src) -> type($result)"
+    )
+
+
+@register_op
+class Trans(ShapeOp):
+    name = "tt.trans"
+    order = ArrayProp(required=True)
+
+
+class _PairOp(ShapeOp):
+    """`%a, %b : T -> R` (only the first operand's type is spelled)."""
+
+    lhs = Operand()
+    rhs = Operand()
+    assembly_format = "$lhs, $rhs attr-dict : type($lhs) -> type($result)"
+
+    @property
+    def src(self) -> Value:  # type: ignore[override]
+        return self.lhs
+
+
+@register_op
+class Join(_PairOp):
+    name = "tt.join"
+
+
+@register_op
+class Cat(_PairOp):
+    name = "tt.cat"
+
+
+@register_op
+class Split(ShapeOp):
+    """`tt.split %x : tensor<..x2xT> -> tensor<..xT>`: two results of the one spelled type."""
+
+    name = "tt.split"
+    result = None  # type: ignore[assignment]
+    out_lhs = Result()
+    out_rhs = Result()
+    assembly_format = "$src attr-dict : type($src) -> type($out_lhs)"
+
+
+@register_op
+class Gather(Op):
+    name = "tt.gather"
+    pure = True
+    src = Operand()
+    indices = Operand()
+    result = Result()
+    axis = IntProp(required=True)
+    assembly_format = "$src[$indices] attr-dict : functional-type"
+
+
+@register_op
+class Histogram(Op):
+    name = "tt.histogram"
+    pure = True
+    src = Operand()
+    mask = OptOperand()
+    result = Result()
+    assembly_format = "$src (, $mask)? attr-dict : type($src) -> type($result)"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Memory
+
+
+@register_op
+class AddPtr(BinaryOp):
+    """`tt.addptr ptr, offset`: pointer plus offset counted in pointee elements."""
+
+    name = "tt.addptr"
+    fastmath = None  # type: ignore[assignment]
+    assembly_format = "$lhs, $rhs attr-dict : type($result), type($rhs)"
+
+    @property
+    def ptr(self) -> Value:
+        return self.lhs
+
+    @property
+    def offset(self) -> Value:
+        return self.rhs
+
+    def verify_(self) -> None:
+        if self.result.type != self.ptr.type or self.offset.type.shape != self.ptr.type.shape:
+            raise IRVerificationError(f"adds {self.offset.type} to {self.ptr.type} giving {self.result.type}", self)
+
+
+class _CacheHints(Op):
+    """Cache modifier and eviction policy of a load/store, from either spelling: 3.7 keeps them as `cache`/`evict`
+    EnumAttrs, 3.9 as one `#tt.cache_policy<cache_modifier = cg, eviction_policy = evict_last>` OpaqueAttr."""
+
+    cache = EnumProp(CacheModifier, default=CacheModifier.NONE)
+    evict = EnumProp(EvictionPolicy, default=EvictionPolicy.NORMAL)
+    cache_policy = AnyProp("cachePolicy")
+
+    def _policy(self, key: str) -> str | None:
+        policy = self.cache_policy
+        if isinstance(policy, OpaqueAttr):
+            return dict(re.findall(r"(\w+)\s*=\s*(\w+)", policy.text)).get(key)
+        return None
+
+    @property
+    def cache_modifier(self) -> CacheModifier:
+        v = self._policy("cache_modifier")
+        return CacheModifier(v) if v else self.cache
+
+    @property
+    def eviction_policy(self) -> EvictionPolicy:
+        v = self._policy("eviction_policy")
+        return EvictionPolicy(v) if v else self.evict
+
+
+_HINTS = "(cacheModifier = $cache)? (evictionPolicy = $evict)? attr-dict"
+
+
+@register_op
+class Load(_CacheHints):
+    """`tt.load ptr[, mask[, other]]`."""
+
+    name = "tt.load"
+    ptr = Operand()
+    mask = OptOperand()
+    other = OptOperand()
+    result = Result()
+    is_volatile = BoolProp("isVolatile")
+    padding = EnumProp(PaddingOption)
+    assembly_format = f"$ptr (, $mask)? (, $other)? {_HINTS} : type($ptr)"
+
+    @classmethod
+    def infer_result_types(cls, types: dict[str, list[Type]], attrs: dict[str, Attribute]) -> list[Type] | None:
+        return [pointee(types["ptr"][0])]
+
+    def verify_(self) -> None:
+        if self.result.type != pointee(self.ptr.type):
+            raise IRVerificationError(f"loads {self.result.type} through {self.ptr.type}", self)
+
+
+@register_op
+class Store(_CacheHints):
+    name = "tt.store"
+    ptr = Operand()
+    value = Operand()
+    mask = OptOperand()
+    assembly_format = f"$ptr, $value (, $mask)? {_HINTS} : type($ptr)"
+
+    def verify_(self) -> None:
+        if self.value.type != pointee(self.ptr.type):
+            raise IRVerificationError(f"stores {self.value.type} through {self.ptr.type}", self)
+
+
+class _Atomic(Op):
+    sem = EnumProp(MemSemantic, default=MemSemantic.ACQUIRE_RELEASE)
+    scope = EnumProp(MemSyncScope, default=MemSyncScope.GPU)
+
+
+@register_op
+class AtomicRMW(_Atomic):
+    """`tt.atomic_rmw op, sem, scope, ptr, val[, mask]`."""
+
+    name = "tt.atomic_rmw"
+    rmw_op = EnumProp(RMWOp, "atomic_rmw_op", required=True)
+    ptr = Operand()
+    val = Operand()
+    mask = OptOperand()
+    result = Result()
+    assembly_format = "$rmw_op, $sem, $scope, $ptr, $val (, $mask)? attr-dict : functional-type"
+
+
+@register_op
+class AtomicCAS(_Atomic):
+    """`tt.atomic_cas sem, scope, ptr, cmp, val`."""
+
+    name = "tt.atomic_cas"
+    ptr = Operand()
+    cmp = Operand()
+    val = Operand()
+    result = Result()
+    assembly_format = "$sem, $scope, $ptr, $cmp, $val attr-dict : functional-type"
+
+
+@register_op
+class AtomicLoad(_Atomic):
+    """`tt.atomic_load sem, scope, ptr[, mask]` (Triton 3.9)."""
+
+    name = "tt.atomic_load"
+    sem = EnumProp(MemSemantic, default=MemSemantic.ACQUIRE)
+    ptr = Operand()
+    mask = OptOperand()
+    result = Result()
+    assembly_format = "$sem, $scope, $ptr (, $mask)? attr-dict : functional-type"
+
+
+@register_op
+class AtomicStore(_Atomic):
+    """`tt.atomic_store sem, scope, ptr, value[, mask]` (Triton 3.9)."""
+
+    name = "tt.atomic_store"
+    sem = EnumProp(MemSemantic, default=MemSemantic.RELEASE)
+    ptr = Operand()
+    value = Operand()
+    mask = OptOperand()
+    assembly_format = "$sem, $scope, $ptr, $value (, $mask)? attr-dict : type($ptr)"
+
+
+@register_op
+class AtomicPoll(_Atomic):
+    """`tt.atomic_poll sem, scope, ptr, expected[ timeout t]` -> i1 (Triton 3.9)."""
+
+    name = "tt.atomic_poll"
+    ptr = Operand()
+    expected = Operand()
+    timeout = OptOperand()
+    result = Result()
+    assembly_format = (
+        "$sem, $scope, $ptr, $expected (timeout $timeout)? attr-dict : type($ptr), type($expected) -> type($result)"
+    )
+
+
+@register_op
+class MakeTensorDescriptor(Op):
+    """`tt.make_tensor_descriptor base, [shape...], [strides...] : <f32>, <32x32xf32>` (the format elides the
+    `!tt.ptr`/`!tt.tensordesc` of its types)."""
+
+    name = "tt.make_tensor_descriptor"
+    base = Operand()
+    shape = VarOperand()
+    strides = VarOperand()
+    result = Result()
+    padding = EnumProp(PaddingOption)
+    assembly_format = "$base, [$shape], [$strides] attr-dict : custom<types>"
+
+    @classmethod
+    def parse_types(cls, p: Any, st: Any) -> None:
+        st.types["base"] = [p.ptr_body() if p.at("<") else p.type()]
+        p.expect(",")
+        st.types["result"] = [p.tensordesc_body() if p.at("<") else p.type()]
+
+    def print_types(self, w: Any) -> str:
+        def short(t: Type) -> str:
+            s = str(t)
+            return s[s.index("<") :] if isinstance(t, (PointerType, TensorDescType)) else s
+
+        return f"{short(self.base.type)}, {short(self.result.type)}"
+
+
+@register_op
+class DescriptorLoad(Op):
+    """`tt.descriptor_load desc[indices...]`."""
+
+    name = "tt.descriptor_load"
+    desc = Operand()
+    indices = VarOperand()
+    result = Result()
+    assembly_format = "$desc[$indices] attr-dict : type($desc) -> type($result)"
+
+
+@register_op
+class DescriptorStore(Op):
+    """`tt.descriptor_store desc[indices...], src`: MLIR's operand order is (desc, src, *indices), not the text's."""
+
+    name = "tt.descriptor_store"
+    desc = Operand()
+    src = Operand()
+    indices = VarOperand()
+    assembly_format = "$desc[$indices], $src attr-dict : type($desc), type($src)"
+
+
+@register_op
+class DescriptorReduce(DescriptorStore):
+    """`tt.descriptor_reduce kind, desc[indices...], src`; `kind` is a keyword (add, min, max, inc, dec, and, or,
+    xor) kept as an OpaqueAttr."""
+
+    name = "tt.descriptor_reduce"
+    kind = KeywordProp(opaque=True, required=True)
+    assembly_format = "$kind, $desc[$indices], $src attr-dict : type($desc), type($src)"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reductions, scans, dot (Triton prints tt.reduce and tt.scan in the generic form)
+
+
+class _Combining(Op):
+    """`tt.reduce` / `tt.scan` over `axis` with a combine region taking 2×N scalars and yielding N."""
+
+    pure = True
+    srcs = VarOperand()
+    axis = IntProp(required=True)
+    combine_return: type[Op] = Op
+
+    @property
+    def combine(self) -> Block:
+        return self.regions[0].entry
+
+    def verify_(self) -> None:
+        if len(self.regions) != 1 or not self.regions[0].blocks:
+            raise IRVerificationError("needs a combine region", self)
+        n = len(self.operands)
+        combine = self.combine
+        if len(self.results) != n or len(combine.args) != 2 * n:
+            raise IRVerificationError(
+                f"{n} operands, {len(self.results)} results, {len(combine.args)} combine arguments "
+                f"(expected {n}, {2 * n})",
+                self,
+            )
+        check_yield(self, combine, self.combine_return, [x.type.element for x in self.operands], "the combine region")
+
+
+def check_yield(op: Op, block: Block, cls: type[Op], types: list[Type], what: str) -> None:
+    """`block` ends in a `cls` terminator forwarding values of `types`."""
+    term = block.ops[-1] if block.ops else None
+    if not isinstance(term, cls):
+        raise IRVerificationError(f"{what} must end with {cls.name}, not {term.op_name if term else 'nothing'}", op)
+    got = [v.type for v in term.operands]
+    if got != types:
+        shown = ", ".join(map(str, got)), ", ".join(map(str, types))
+        raise IRVerificationError(f"yields ({shown[0]}) but {op.op_name} expects ({shown[1]})", term)
+
+
+@register_op
+class ReduceReturn(ReturnLike):
+    name = "tt.reduce.return"
+
+
+@register_op
+class ScanReturn(ReturnLike):
+    name = "tt.scan.return"
+
+
+@register_op
+class Reduce(_Combining):
+    name = "tt.reduce"
+    combine_return = ReduceReturn
+
+
+@register_op
+class Scan(_Combining):
+    name = "tt.scan"
+    reverse = BoolProp()
+    combine_return = ScanReturn
+
+
+@register_op
+class Dot(Op):
+    """`tt.dot a, b, c` = a @ b + c."""
+
+    name = "tt.dot"
+    pure = True
+    a = Operand()
+    b = Operand()
+    c = Operand()
+    result = Result()
+    input_precision = EnumProp(InputPrecision, "inputPrecision", default=InputPrecision.IEEE)
+    max_num_imprecise_acc = IntProp("maxNumImpreciseAcc", default=0)
+    assembly_format = (
+        "$a, $b, $c (, inputPrecision = $input_precision)? attr-dict : type($a) * type($b) -> type($result)"
+    )
+
+    @classmethod
+    def infer_result_types(cls, types: dict[str, list[Type]], attrs: dict[str, Attribute]) -> list[Type] | None:
+        return types["c"][:1]
+
+    def verify_(self) -> None:
+        if self.c.type != self.result.type:
+            raise IRVerificationError(f"accumulator {self.c.type} and result {self.result.type} differ", self)
+
+
+@register_op
+class DotScaled(Op):
+    """`tt.dot_scaled a [scale sa], b [scale sb], c lhs = e4m3 rhs = e2m1`: a @ b + c, either side scaled per
+    32 elements of K; element kinds are kept as strings."""
+
+    name = "tt.dot_scaled"
+    pure = True
+    a = Operand()
+    a_scale = OptOperand()
+    b = Operand()
+    b_scale = OptOperand()
+    c = Operand()
+    result = Result()
+    a_elem_type = KeywordProp(required=True)
+    b_elem_type = KeywordProp(required=True)
+    assembly_format = (
+        "$a (scale $a_scale)?, $b (scale $b_scale)?, $c lhs = $a_elem_type rhs = $b_elem_type attr-dict "
+        ": type($a)(, type($a_scale))? * type($b)(, type($b_scale))? -> type($result)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Debug ops
+
+
+@register_op
+class Print(Op):
+    name = "tt.print"
+    args = VarOperand()
+    prefix = StrProp(required=True)
+    hex = BoolProp()
+    is_signed = ArrayProp("isSigned")
+    assembly_format = "$prefix attr-dict (: $args : type($args))?"
+
+
+@register_op
+class Assert(Op):
+    name = "tt.assert"
+    condition = Operand()
+    message = StrProp(required=True)
+    assembly_format = "$condition, $message attr-dict : type($condition)"
