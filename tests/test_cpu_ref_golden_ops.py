@@ -113,19 +113,35 @@ def test_f64_to_f16_rounds_to_odd_first():
 
 
 def test_libdevice_maps_to_libm_and_intrinsics():
-    ir = lower(
+    """After the SDK's math-library pass: libdevice calls are SDK ops (tanh → libm's tanhf), expansions (isnan →
+    fcmp uno) and C math functions (`libm.hypot` → hypotf)."""
+    from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
+    from triton_backend_sdk.ir import parse_ttir
+    from triton_backend_sdk.options import Options
+    from triton_backend_sdk.pipeline import PassContext
+    from triton_backend_sdk.transforms.math_library import MathLibrary
+
+    body = (
         RANGE16
         + """
     %t = tt.extern_elementwise %v {libname = "", libpath = "", pure = true, symbol = "__nv_tanhf"} : (tensor<16xf32>) -> tensor<16xf32>
-    %i = tt.extern_elementwise %t {libname = "", libpath = "", pure = true, symbol = "__nv_isnanf"} : (tensor<16xf32>) -> tensor<16xi32>
+    %h = tt.extern_elementwise %t, %v {libname = "", libpath = "", pure = true, symbol = "__nv_hypotf"} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+    %i = tt.extern_elementwise %h {libname = "", libpath = "", pure = true, symbol = "__nv_isnanf"} : (tensor<16xf32>) -> tensor<16xi32>
     %c = tt.extern_elementwise %i {libname = "", libpath = "", pure = true, symbol = "__nv_popc"} : (tensor<16xi32>) -> tensor<16xi32>
     %f = arith.sitofp %c : tensor<16xi32> to tensor<16xf32>
     tt.store %q, %f : tensor<16x!tt.ptr<f32>>"""
     )
+    module = parse_ttir(
+        f"module {{\n  tt.func public @k(%x: !tt.ptr<f32>, %n: i32) {{\n{body}\n    tt.return\n  }}\n}}"
+    )
+    options = Options(enable_fp_fusion=False)
+    MathLibrary(rules=RULES).run(module, PassContext(options, type("T", (), {"name": "cpu_ref"}), {}))
+    ir = str(lower_module(module, "k", RULES, options))
     check_lines(
         ir,
         """
         call float @"tanhf"(float
+        call float @"hypotf"(float
         fcmp uno float
         zext i1
         call i32 @"llvm.ctpop.i32"

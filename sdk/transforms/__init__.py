@@ -18,11 +18,12 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     """The shared legalizations, in the order they must run. An op whose own class has a rule in `rules` (the
     backend's table) is left to that rule."""
     from .dot_scaled import DecomposeDotScaled
+    from .math_library import MathLibrary
 
     def native(cls: type) -> bool:
         return rules is not None and rules.has_own(cls)
 
-    passes: list[IRPass] = []
+    passes: list[IRPass] = [MathLibrary(rules=rules)]
     if not native(O.DotScaled):
         passes.append(DecomposeDotScaled())
     return passes

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     elementwise,
     extern,
     gather,
+    libm,
     memory,
     reduce_scan,
     shape,

@@ -339,48 +339,6 @@ double tb_dminimum(double a, double b) {
   if (a == b) return signbit(a) ? a : b;
   return fmin(a, b);
 }""",
-    # erfinv: Giles' single-precision approximation ("Approximating the erfinv function", GPU Computing Gems,
-    # 2011; <= 4 ulp in fp32) is the fp64 start, refined by Halley's iteration on erf(x) = |y| for |y| <= 0.5 and
-    # by Newton's on log(erfc(x)) = log(1 - |y|) above (1 - |y| is exact there; converges from the fp32 range's
-    # edge to fp64's), until the step is below an ulp
-    "tb_erfinv_f32": """\
-float tb_erfinv_f32(float y) {
-  float a = fabs(y), w = -log((1.0f - a) * (1.0f + a)), p;
-  if (w < 5.0f) {
-    w -= 2.5f;
-    p = 2.81022636e-08f;
-    p = p * w + 3.43273939e-07f; p = p * w - 3.5233877e-06f; p = p * w - 4.39150654e-06f;
-    p = p * w + 0.00021858087f; p = p * w - 0.00125372503f; p = p * w - 0.00417768164f;
-    p = p * w + 0.246640727f; p = p * w + 1.50140941f;
-  } else {
-    w = sqrt(w) - 3.0f;
-    p = -0.000200214257f;
-    p = p * w + 0.000100950558f; p = p * w + 0.00134934322f; p = p * w - 0.00367342844f;
-    p = p * w + 0.00573950773f; p = p * w - 0.0076224613f; p = p * w + 0.00943887047f;
-    p = p * w + 1.00167406f; p = p * w + 2.83297682f;
-  }
-  float x = p * a;
-  if (a >= 1.0f) x = a == 1.0f ? INFINITY : NAN;
-  return copysign(x, y);
-}""",
-    "tb_erfinv_f64": """\
-double tb_erfinv_f64(double y) {
-  double a = fabs(y), x = (double)tb_erfinv_f32(fmin((float)a, 0.99999994f));
-  if (!(a < 1.0)) return a == 1.0 ? copysign((double)INFINITY, y) : (double)NAN;
-  for (int k = 0; k < 8; ++k) {
-    double g = 1.1283791670955126 * exp(-x * x), d;
-    if (a <= 0.5) {
-      double u = (erf(x) - a) / g;
-      d = u / (1.0 + x * u);
-    } else {
-      double c = erfc(x);
-      d = -log1p((c - (1.0 - a)) / (1.0 - a)) * c / g;
-    }
-    x -= d;
-    if (fabs(d) <= 1e-16 * x) break;
-  }
-  return copysign(x, y);
-}""",
     "tb_atomic_add_f32": """\
 float tb_atomic_add_f32(volatile __global float *p, float v) {
   uint prev, old = as_uint(*p);
@@ -401,5 +359,4 @@ double tb_atomic_add_f64(volatile __global double *p, double v) {
 HELPER_DEPS: dict[str, tuple[str, ...]] = {
     "tb_rnd_h": ("tb_f2h", "tb_h2f"),
     "tb_rnd_h_rtz": ("tb_f2h_rtz", "tb_h2f"),
-    "tb_erfinv_f64": ("tb_erfinv_f32",),
 }

@@ -473,106 +473,67 @@ def render_cast(ctx: RenderContext, op: Op) -> None:
     lift(ctx, op, _cast_fn(ctx, op))
 
 
-# ---- libdevice / extern elementwise ----------------------------------------------------------------------------------
+# ---- extern elementwise (C functions outside libdevice) ----------------------------------------------------------------
 
-#: libdevice (`__nv_*`) functions with an OpenCL built-in of the same meaning (float and double versions)
-_LIBDEVICE = {
-    "exp",
-    "exp2",
-    "exp10",
-    "expm1",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "sqrt",
-    "rsqrt",
-    "cbrt",
-    "floor",
-    "ceil",
-    "trunc",
-    "round",
-    "rint",
-    "erf",
-    "erfc",
-    "pow",
-    "atan2",
-    "fmod",
-    "hypot",
-    "copysign",
-    "fmax",
-    "fmin",
-    "fabs",
-    "lgamma",
-    "tgamma",
-    "nextafter",
-    "fdim",
-    "logb",
-    "sinpi",
-    "cospi",
-    "tanpi",
-}
-#: libdevice functions OpenCL C lacks, computed by a helper per float width (ctypes.HELPERS)
-_LIBDEVICE_HELPERS = {"erfinv": "tb_erfinv"}
-
-
-#: libdevice functions that are not a same-named built-in: C templates over the arguments, `{T}` the result type
-_LIBDEVICE_SPECIAL = {
-    "isnanf": "(({T})isnan({0}))",
-    "isnand": "(({T})isnan({0}))",
-    "isinff": "(({T})isinf({0}))",
-    "isinfd": "(({T})isinf({0}))",
-    "signbitf": "(({T})signbit({0}))",
-    "signbitd": "(({T})signbit({0}))",
-    "isfinited": "(({T})isfinite({0}))",
-    "finitef": "(({T})isfinite({0}))",
-    "frcp_rn": "(1.0f / {0})",
-    "drcp_rn": "(1.0 / {0})",
-    "float2int_rz": "convert_int_sat_rtz({0})",
-    "double2int_rz": "convert_int_sat_rtz({0})",
-    "float2ll_rz": "convert_long_sat_rtz({0})",
-    "double2ll_rz": "convert_long_sat_rtz({0})",
-    "float_as_int": "as_int({0})",
-    "int_as_float": "as_float({0})",
-    "double_as_longlong": "as_long({0})",
-    "longlong_as_double": "as_double({0})",
-}
+#: OpenCL C's built-in math functions that C also has (C's float version is the name + `f`; OpenCL overloads one
+#: name): what a `tt.extern_elementwise` naming a C math function calls. libdevice's `__nv_*` symbols never reach this
+#: rule: the SDK's math-library pass rewrites them into SDK ops first.
+C_MATH_BUILTINS = frozenset(
+    {
+        "acos",
+        "acosh",
+        "asin",
+        "asinh",
+        "atan",
+        "atan2",
+        "atanh",
+        "cbrt",
+        "ceil",
+        "copysign",
+        "cos",
+        "cosh",
+        "erf",
+        "erfc",
+        "exp",
+        "exp2",
+        "expm1",
+        "fabs",
+        "fdim",
+        "floor",
+        "fma",
+        "fmax",
+        "fmin",
+        "fmod",
+        "hypot",
+        "lgamma",
+        "log",
+        "log10",
+        "log1p",
+        "log2",
+        "logb",
+        "nextafter",
+        "pow",
+        "remainder",
+        "rint",
+        "round",
+        "sin",
+        "sinh",
+        "sqrt",
+        "tan",
+        "tanh",
+        "tgamma",
+        "trunc",
+    }
+)
 
 
 @RULES.register(O.ExternElementwise)
 def render_extern(ctx: RenderContext, op: O.ExternElementwise) -> None:
     sym = op.symbol
-    base = sym.removeprefix("__nv_")
     t = op.result.type
-    special = _LIBDEVICE_SPECIAL.get(base)
-    if special is not None:
-        T = ctx.ctype(op.result)
-        for v in op.operands:
-            ctx.ctype(v)
-        lift(ctx, op, lambda *a: special.format(*a, T=T))
-        return
-    if isinstance(t.element, FloatType) and not CT.is_f64(t) and base.endswith("f") and base[:-1] in _LIBDEVICE:
-        base = base[:-1]
-    if base[:-1] in _LIBDEVICE_HELPERS and base.endswith("f") and isinstance(t.element, FloatType):
-        base = base[:-1]
-    if base in _LIBDEVICE_HELPERS and isinstance(t.element, FloatType):
-        _float_result(ctx, op)
-        fn = ctx.helper(f"{_LIBDEVICE_HELPERS[base]}_{'f64' if CT.is_f64(t) else 'f32'}")
-        lift(ctx, op, lambda *a: round_to(t, f"{fn}({', '.join(a)})", ctx))
-        return
-    if base not in _LIBDEVICE or not isinstance(t.element, FloatType):
-        raise ctx.unsupported(f"extern function {sym!r} (no OpenCL built-in mapped)", op)
+    single = isinstance(t.element, FloatType) and not CT.is_f64(t)
+    name = sym[:-1] if single and sym.endswith("f") and sym[:-1] in C_MATH_BUILTINS else sym
+    if name not in C_MATH_BUILTINS or not isinstance(t.element, FloatType):
+        raise ctx.unsupported(f"extern function {sym!r} (not a C math function OpenCL C has)", op)
     _float_result(ctx, op)
-    lift(ctx, op, lambda *a: round_to(t, f"{base}({', '.join(a)})", ctx))
+    lift(ctx, op, lambda *a: round_to(t, f"{name}({', '.join(a)})", ctx), cost=MATH_COST)

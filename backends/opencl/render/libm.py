@@ -1,0 +1,26 @@
+"""`libm.*` ops: OpenCL C's built-in of the op's name (one overloaded name for float and double).
+
+C99's functions go in the shared C-like table; exp10, sinpi and cospi, which C99 lacks, in OpenCL's. OpenCL C has no
+Bessel functions: the math-library pass expands `libm.j0` and friends for this backend.
+"""
+
+from __future__ import annotations
+
+from triton_backend_sdk.ir.dialects import libm as L
+
+from .context import RenderContext
+from .elementwise import MATH_COST, _float_result, lift, round_to
+from .rules import CSTYLE_RULES, OPENCL_RULES
+
+C99 = (L.Lgamma, L.Tgamma, L.Logb, L.Hypot, L.Remainder, L.NextAfter, L.Ldexp)
+OPENCL_ONLY = (L.Exp10, L.SinPi, L.CosPi)
+
+
+def render_libm(ctx: RenderContext, op: L.LibmOp) -> None:
+    t = _float_result(ctx, op)
+    fn = op.function
+    lift(ctx, op, lambda *a: round_to(t, f"{fn}({', '.join(a)})", ctx), cost=MATH_COST)
+
+
+CSTYLE_RULES.register(*C99)(render_libm)
+OPENCL_RULES.register(*OPENCL_ONLY)(render_libm)
