@@ -1,18 +1,27 @@
 """Pointer arithmetic, loads and stores.
 
-A masked-off lane never touches memory: loads and stores are guarded per element by a branch, which LLVM's
+A masked-off lane never touches memory. Where AxisInfo (triton_backend_sdk.analysis.axis_info) proves the last
+dimension's pointers consecutive and the mask the same over runs of N elements, a run is one `<N x T>` load or store
+under one mask test (none where unmasked), aligned as far as proven; loads read in such a store's loop under the
+same mask need no test of their own. Elsewhere loads and stores are guarded per element by a branch, which LLVM's
 vectorizer turns into masked vector loads/stores on AVX2/AVX-512.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from math import gcd
+
 from llvmlite import ir
+from triton_backend_sdk.analysis.axis_info import axis_info_of
 from triton_backend_sdk.analysis.uses import load_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
 from triton_backend_sdk.ir.core import Value
 
-from .context import LoweringContext, Tile
+from .context import LoweringContext, Tile, linear_index
 from .elementwise import lift
 from .rules import RULES
 from .types import I1, I64, PTR, llvm_type, storage_type
@@ -84,6 +93,123 @@ def _load_one(
     return ctx.guarded(mask, ety, do_load, other, "ld")
 
 
+# ---- runs proven by AxisInfo ----------------------------------------------------------------------------------------
+
+#: the longest run accessed as one vector (a 64-byte line; LLVM splits it into the target's registers)
+RUN_BYTES = 64
+
+#: lowered mask tiles known to be true where code is being emitted now (inside a store's run whose test passed)
+_TRUE_MASKS: weakref.WeakKeyDictionary[LoweringContext, list[object]] = weakref.WeakKeyDictionary()
+
+
+@contextmanager
+def _mask_known_true(ctx: LoweringContext, mask: object) -> Iterator[None]:
+    masks = _TRUE_MASKS.setdefault(ctx, [])
+    masks.append(mask)
+    try:
+        yield
+    finally:
+        masks.pop()
+
+
+def _known_true(ctx: LoweringContext, mask: object) -> bool:
+    return any(m is mask for m in _TRUE_MASKS.get(ctx, ()))
+
+
+def _bytes(t: ir.Type) -> int:
+    if isinstance(t, ir.IntType):
+        return max(1, t.width // 8)
+    return {ir.HalfType: 2, ir.FloatType: 4, ir.DoubleType: 8}.get(type(t), 0)
+
+
+def _run(op: O.Op, ptr: Value, mask: Value | None, st: ir.Type) -> tuple[int, int]:
+    """(N, alignment in bytes) of the runs along the last dimension that AxisInfo proves consecutive with a mask
+    the same over each; N = 1 when nothing is proven."""
+    info = axis_info_of(op)
+    elem = _bytes(st)
+    shape = ptr.type.shape
+    if info is None or not shape or not elem:
+        return 1, elem
+    n = min(info.contiguity(ptr), info.mask_constancy(mask), shape[-1], RUN_BYTES // elem)
+    n = 1 << (n.bit_length() - 1)
+    if n < 2:
+        return 1, elem
+    return n, max(elem, gcd(info.alignment(ptr), n * elem))
+
+
+def _run_loop(ctx: LoweringContext, shape: tuple[int, ...], n: int, body) -> None:
+    """`body(index of the run's first element)` for every run of n elements along the last dimension."""
+
+    def at(idx: list[ir.Value]) -> None:
+        body(idx[:-1] + [ctx.b.mul(idx[-1], ir.Constant(I64, n), flags=["nuw", "nsw"])])
+
+    ctx.loop_nest(shape[:-1] + (shape[-1] // n,), at)
+
+
+def _shifted(b: ir.IRBuilder, idx: list[ir.Value], k: int) -> list[ir.Value]:
+    return idx if k == 0 else idx[:-1] + [b.add(idx[-1], ir.Constant(I64, k), flags=["nuw", "nsw"])]
+
+
+def _vector_of(b: ir.IRBuilder, vty: ir.VectorType, elems: list[ir.Value]) -> ir.Value:
+    v = ir.Constant(vty, None)
+    for k, e in enumerate(elems):
+        v = b.insert_element(v, e, ir.Constant(ir.IntType(32), k))
+    return v
+
+
+def _load_runs(ctx: LoweringContext, op: O.Load, out: Tile, st: ir.Type, n: int, align: int) -> None:
+    """Fill buffer tile `out` a run at a time: one `<n x T>` load per run whose mask (tested once) holds, the `other`
+    elements where it does not."""
+    ptr = ctx.get(op.ptr)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    other = ctx.get(op.other) if op.other is not None else None
+    vty = ir.VectorType(st, n)
+
+    def at(x, idx: list[ir.Value]) -> ir.Value:
+        return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+    def body(idx: list[ir.Value]) -> None:
+        b = ctx.b
+        p0 = at(ptr, idx)
+        fallback = None
+        if mask is not None and other is not None:
+            fallback = _vector_of(b, vty, [at(other, _shifted(b, idx, k)) for k in range(n)])
+        m0 = at(mask, idx) if mask is not None else None
+        v = ctx.guarded(m0, vty, lambda: b.load(p0, typ=vty, align=align), fallback, "ldv")
+        dst = b.gep(out.buf, [linear_index(b, out.shape, idx)], source_etype=st)
+        b.store(v, dst, align=min(64, n * _bytes(st)))
+
+    _run_loop(ctx, out.shape, n, body)
+
+
+def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: int) -> None:
+    """Write a run at a time: one `<n x T>` store per run whose mask (tested once) holds; loads read in this loop
+    under the same mask are known unmasked inside the run."""
+    ptr, val = ctx.get(op.ptr), ctx.get(op.value)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    vty = ir.VectorType(st, n)
+
+    def at(x, idx: list[ir.Value]) -> ir.Value:
+        return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+    def body(idx: list[ir.Value]) -> None:
+        b = ctx.b
+        p0 = at(ptr, idx)
+
+        def write() -> None:
+            elems = [at(val, _shifted(b, idx, k)) for k in range(n)]
+            elems = [b.zext(e, st) if e.type == I1 else e for e in elems]
+            b.store(_vector_of(b, vty, elems), p0, align=align)
+
+        if mask is None:
+            write()
+            return
+        with b.if_then(at(mask, idx)), _mask_known_true(ctx, mask):
+            write()
+
+    _run_loop(ctx, op.ptr.type.shape, n, body)
+
+
 #: cost of a deferred load in a generator: a generator reading it that is used twice gets stored
 LOAD_COST = 8
 
@@ -107,12 +233,19 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
 
     if isinstance(load_sink(op), O.Store):
         # read in the store's loop (vector add: one loop, no buffers); the guard's branch stays inside that loop
+        # unless the store's run already tested this same mask
         def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
-            return _load_one(ctx, elem(ptr, idx), st, ety, elem(mask, idx), elem(other, idx))
+            m = None if mask is None or _known_true(ctx, mask) else elem(mask, idx)
+            return _load_one(ctx, elem(ptr, idx), st, ety, m, elem(other, idx))
 
         ctx.define(res, Tile(res.type.shape, ety, gen=gen, cost=LOAD_COST))
         return
     out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
+    n, align = _run(op, op.ptr, op.mask, st) if st == ety else (1, 0)
+    if n > 1:
+        _load_runs(ctx, op, out, st, n, align)
+        ctx.define(res, out)
+        return
 
     def body(idx: list[ir.Value]) -> None:
         v = _load_one(ctx, elem(ptr, idx), st, ety, elem(mask, idx), elem(other, idx))
@@ -147,4 +280,8 @@ def lower_store(ctx: LoweringContext, op: O.Store) -> None:
             return None
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
 
+    n, align = _run(op, op.ptr, op.mask, st)
+    if n > 1:
+        _store_runs(ctx, op, st, n, align)
+        return
     ctx.loop_nest(op.ptr.type.shape, lambda idx: store_one(elem(ptr, idx), elem(val, idx), elem(mask, idx)))

@@ -1,0 +1,155 @@
+"""AxisInfo in the backends: what the OpenCL C of tutorials 01 and 03 looks like once contiguity, alignment and
+masks are proven, and a differential test on every backend (random data, ragged sizes, masks, unaligned views and
+offsets where the analysis must not claim alignment) against torch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton_backend_sdk.conformance.cases.tutorials import add_kernel, matmul_kernel
+
+
+@triton.jit
+def shifted_copy(x_ptr, y_ptr, n, shift, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs + shift, mask=m, other=-1.0)
+    tl.store(y_ptr + offs, v * 2.0, mask=m)
+
+
+@triton.jit
+def patterned_mask(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = (offs < n) & (offs % 3 != 0)
+    v = tl.load(x_ptr + offs, mask=m, other=5.0)
+    tl.store(y_ptr + offs, v + 1.0, mask=offs < n)
+
+
+@triton.jit
+def swapped_pairs(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + (offs ^ 1), mask=m & ((offs ^ 1) < n), other=0.0)
+    tl.store(y_ptr + offs, v, mask=m)
+
+
+@triton.jit
+def row_block_sums(x_ptr, y_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    ptrs = x_ptr + rm[:, None] * stride + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(tl.cdiv(N, BN)):
+        acc += tl.load(ptrs, mask=(rm[:, None] < M) & (rn[None, :] < N - k * BN), other=0.0)
+        ptrs += BN
+    tl.store(y_ptr + rm[:, None] * BN + rn[None, :], acc, mask=rm[:, None] < M)
+
+
+def _view(n: int, offset: int, g: torch.Generator) -> torch.Tensor:
+    """n random floats starting `offset` elements into a fresh buffer (offset 1: not 16-byte aligned)."""
+    return torch.randn(n + offset + 64, generator=g)[offset : offset + n]
+
+
+@pytest.mark.parametrize("n", [4096, 1000, 4099])
+@pytest.mark.parametrize("shift", [0, 1, 3, 16])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_shifted_unaligned_copies(backend, n, shift, offset, rng):
+    x = _view(n + shift, offset, rng)
+    y = torch.full((n + 64,), 7.0)
+    shifted_copy[(triton.cdiv(n, 1024),)](x, y, n, shift, BLOCK=1024)
+    torch.testing.assert_close(y[:n], x[shift : shift + n] * 2.0, atol=0, rtol=0)
+    assert (y[n:] == 7.0).all()
+
+
+@pytest.mark.parametrize("n", [2048, 1500])
+def test_mask_varying_within_runs(backend, n, rng):
+    x = _view(n, 0, rng)
+    y = torch.full((n + 32,), 7.0)
+    patterned_mask[(triton.cdiv(n, 512),)](x, y, n, BLOCK=512)
+    idx = torch.arange(n)
+    want = torch.where(idx % 3 != 0, x, torch.full_like(x, 5.0)) + 1.0
+    torch.testing.assert_close(y[:n], want, atol=0, rtol=0)
+    assert (y[n:] == 7.0).all()
+
+
+@pytest.mark.parametrize("n", [1024, 999])
+def test_gathered_pairs_keep_their_run_time_checks(backend, n, rng):
+    x = _view(n, 1, rng)
+    y = torch.full((n,), 7.0)
+    swapped_pairs[(triton.cdiv(n, 512),)](x, y, n, BLOCK=512)
+    idx = torch.arange(n) ^ 1
+    want = torch.where(idx < n, x[idx.clamp(max=n - 1)], torch.zeros(n))
+    torch.testing.assert_close(y, want, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("M,N,stride,offset", [(64, 256, 256, 0), (37, 200, 203, 0), (50, 96, 112, 1)])
+def test_loop_carried_pointer_rows(backend, M, N, stride, offset, rng):
+    BM, BN = 16, 32
+    x = _view(M * stride, offset, rng).view(M, stride)
+    y = torch.full((triton.cdiv(M, BM) * BM, BN), 7.0)
+    row_block_sums[(triton.cdiv(M, BM),)](x, y, M, N, stride, BM=BM, BN=BN)
+    padded = torch.zeros(M, triton.cdiv(N, BN) * BN)
+    padded[:, :N] = x[:, :N]
+    want = padded.view(M, -1, BN).sum(1)
+    torch.testing.assert_close(y[:M], want, atol=1e-5, rtol=1e-5)
+    assert (y[M:] == 7.0).all()
+
+
+# ---- the OpenCL C once the facts are proven --------------------------------------------------------------------------
+
+
+def _vector_add_cl(n: int, offset: int, work_items: int) -> str:
+    g = torch.Generator().manual_seed(0)
+    x, y = _view(n, offset, g), _view(n, 0, g)
+    out = torch.empty(n)
+    k = add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, work_items=work_items)
+    torch.testing.assert_close(out, x + y, atol=0, rtol=0)
+    return k.asm["cl"]
+
+
+def test_tutorial_01_opencl_c_has_no_run_time_contiguity_checks(ocl):
+    """Aligned tensors, n % 16 == 0, 128 work-items (the GPU model): every run of 4 is one float4 access under one
+    mask test; nothing about pointers is checked. An unaligned x keeps one proven-consecutive vload4; a ragged n keeps
+    the per-element mask checks (the masks are not proven uniform) but still no pointer checks."""
+    src = _vector_add_cl(4096, 0, 128)
+    assert "& 15UL" not in src and "== p0 + 1" not in src and "vload4" not in src
+    assert src.count("*((const __global float4 *)(p") == 2 and src.count("*((__global float4 *)(p") == 1
+    assert "m0 && m1" not in src and "if (m0) {" in src
+    src = _vector_add_cl(4096, 1, 128)
+    assert "& 15UL" not in src and "== p0 + 1" not in src
+    assert src.count("vload4(0, p") == 1 and src.count("*((const __global float4 *)(p") == 1
+    src = _vector_add_cl(4099, 0, 128)
+    assert "& 15UL" not in src and "== p0 + 1" not in src and "m0 && m1 && m2 && m3" in src
+
+
+def test_tutorial_03_opencl_c_reads_proven_rows_without_checks(ocl):
+    """One work-item per program (a CPU device): the loop-carried a/b pointer tiles are proven consecutive along
+    their rows (a: the whole row of BLOCK_K, b: runs of 16 because of `% N`), so the per-element row check is gone."""
+    M = N = K = 128
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(M, K, generator=g).half(), torch.randn(K, N, generator=g).half()
+    c = torch.empty(M, N, dtype=torch.float16)
+    meta = {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8, "ACTIVATION": ""}
+    grid = (triton.cdiv(M, 32) * triton.cdiv(N, 64),)
+    k = matmul_kernel.fn[grid](
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        work_items=1,
+        **meta,
+    )
+    torch.testing.assert_close(c.float(), (a.float() @ b.float()), atol=2e-2, rtol=2e-2)
+    src = k.asm["cl"]
+    assert " &= (" not in src and "int ok" not in src
+    assert "< 32u; ++j" in src and "< 16u; ++j" in src  # a's runs of 32, b's of 16
