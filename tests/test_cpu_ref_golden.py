@@ -83,18 +83,14 @@ def test_masked_load_branches_around_the_access():
 
 
 def test_integer_division_is_guarded():
-    """The guards come from the shared legalization (sdk/transforms/int_semantics.py); cpu_ref renders them."""
-    ir = lower(
-        """
+    ir = lower("""
     %a = arith.divsi %n, %n : i32
-    %b = arith.remui %a, %n : i32""",
-        legalize=True,
-    )
+    %b = arith.remui %a, %n : i32""")
     check_lines(
         ir,
         """
         icmp eq i32
-        icmp eq i32 %".2", 4294967295
+        icmp eq i32 %".2", -1
         select i1
         sdiv i32
         select i1
@@ -120,8 +116,7 @@ def test_float_min_max(op, intrinsic):
 
 
 def test_math_and_casts():
-    """exp is inline (vectorizable) code, not a libm call; see codegen/vmath.py. fptosi is the plain instruction:
-    its saturation is legalized in SDK IR before cpu_ref sees it."""
+    """exp is inline (vectorizable) code, not a libm call; see codegen/vmath.py."""
     ir = lower("""
     %f = arith.sitofp %n : i32 to f32
     %e = math.exp %f : f32
@@ -137,7 +132,7 @@ def test_math_and_casts():
         bitcast i32
         fcmp uno float
         fptrunc float
-        fptosi half
+        call i32 @"llvm.fptosi.sat.i32.f16"
     """,
     )
 
