@@ -47,6 +47,14 @@ def row_block_sums(x_ptr, y_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexp
     tl.store(y_ptr + rm[:, None] * BN + rn[None, :], acc, mask=rm[:, None] < M)
 
 
+@triton.jit
+def transposed_copy(x_ptr, y_ptr, M, N, B: tl.constexpr):
+    r = tl.arange(0, B)
+    m = (r[:, None] < M) & (r[None, :] < N)
+    v = tl.load(x_ptr + r[:, None] * N + r[None, :], mask=m, other=0.0)
+    tl.store(y_ptr + r[:, None] * N + r[None, :], tl.trans(v), mask=m)
+
+
 def _view(n: int, offset: int, g: torch.Generator) -> torch.Tensor:
     """n random floats starting `offset` elements into a fresh buffer (offset 1: not 16-byte aligned)."""
     return torch.randn(n + offset + 64, generator=g)[offset : offset + n]
@@ -95,6 +103,21 @@ def test_loop_carried_pointer_rows(backend, M, N, stride, offset, rng):
     want = padded.view(M, -1, BN).sum(1)
     torch.testing.assert_close(y[:M], want, atol=1e-5, rtol=1e-5)
     assert (y[M:] == 7.0).all()
+
+
+def test_transposed_value_keeps_its_own_mask(backend, rng):
+    """The store's mask holds over its runs, but the value read at (i, j) is the load's element (j, i), whose mask
+    bit differs: the load keeps its own test (rows 20.. of x hold a sentinel the kernel must not read)."""
+    M, N, B = 20, 32, 32
+    x = torch.full((B, N), 99.0)
+    x[:M] = torch.randn(M, N, generator=rng)
+    y = torch.full((B, N), 7.0)
+    transposed_copy[(1,)](x, y, M, N, B=B)
+    v = torch.zeros(B, B)
+    v[:M, :N] = x[:M]
+    want = torch.full((B, N), 7.0)
+    want[:M] = v.t()[:M, :N]
+    torch.testing.assert_close(y, want, atol=0, rtol=0)
 
 
 # ---- the OpenCL C once the facts are proven --------------------------------------------------------------------------
