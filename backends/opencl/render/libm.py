@@ -1,7 +1,8 @@
 """`libm.*` ops: OpenCL C's built-in of the op's name (one overloaded name for float and double).
 
-C99's functions go in the shared C-like table; exp10, sinpi and cospi, which C99 lacks, in OpenCL's. OpenCL C has no
-Bessel functions: the math-library pass expands `libm.j0` and friends for this backend.
+C99's functions go in the shared C-like table; exp10, which C99 lacks, in OpenCL's. sinpi/cospi are left to the
+math-library pass's expansion (PoCL's sinpi(1) is -0, not +0), and OpenCL C has no Bessel functions: the pass expands
+`libm.j0` and friends for this backend.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from .elementwise import MATH_COST, _float_result, lift, round_to
 from .rules import CSTYLE_RULES, OPENCL_RULES
 
 C99 = (L.Lgamma, L.Tgamma, L.Logb, L.Hypot, L.Remainder, L.NextAfter, L.Ldexp)
-OPENCL_ONLY = (L.Exp10, L.SinPi, L.CosPi)
+OPENCL_ONLY = (L.Exp10,)
 
 
 def render_libm(ctx: RenderContext, op: L.LibmOp) -> None:

@@ -1,7 +1,9 @@
-"""Inline fp32 math for CPU devices, where the device compiler vectorizes a tile loop only as well as its math
-calls: PoCL's `exp` is the largest part of a softmax there (4096² rows: 4.2 of 11.6 ms). The inline version is
-branch-free, so it vectorizes with the loop, and stays within 1 ulp of the correctly rounded result over the whole
-fp32 range (subnormal results, overflow to inf, NaN kept; tests/test_opencl_vmath.py checks it on the device).
+"""Inline fp32 math. tanh, on every device: PoCL's built-in never reaches ±1, the helper below does.
+
+exp, on CPU devices, where the device compiler vectorizes a tile loop only as well as its math calls: PoCL's `exp`
+is the largest part of a softmax there (4096² rows: 4.2 of 11.6 ms). The inline version is branch-free, so it
+vectorizes with the loop, and stays within 1 ulp of the correctly rounded result over the whole fp32 range
+(subnormal results, overflow to inf, NaN kept; tests/test_opencl_vmath.py checks it on the device).
 
 Algorithm (standard): k = round(x·log2 e) (by adding and subtracting 1.5·2^23: PoCL's rint and clamp are calls
 that keep the loop scalar), r = x − k·ln 2 in two parts (Cody–Waite), exp(r) by Cephes' degree-6
@@ -32,9 +34,18 @@ EXP_F32 = """inline float tb_exp_f32(float x) {
 }"""
 
 
+#: PoCL's fp32 tanh never reaches ±1 (it stops at ±0.99999994); the correctly rounded tanh is ±1 from
+#: |x| = 9.0109138 (0x41102c34) on, below which the built-in is within 1 ulp
+TANH_F32 = """inline float tb_tanh_f32(float x) {
+  return fabs(x) >= 9.01091384887695f ? copysign(1.0f, x) : tanh(x);
+}"""
+
+
 def inline_fn(ctx: RenderContext, fn: str, ctype: str) -> str | None:
     """The inline helper replacing the OpenCL built-in `fn` for `ctype` on this device, or None to keep the
     built-in."""
     if fn == "exp" and ctype == "float" and CPU_FEATURE in ctx.features:
         return ctx.define_helper("tb_exp_f32", EXP_F32)
+    if fn == "tanh" and ctype == "float":
+        return ctx.define_helper("tb_tanh_f32", TANH_F32)
     return None
