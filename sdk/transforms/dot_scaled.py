@@ -81,34 +81,6 @@ class _Side:
         self.shape = _unpacked(value.type.shape, kind, k_pack, lhs)
 
 
-def _is_scale_of(v: Value, rows: int, k: int) -> bool:
-    """Whether `v` has a scale's shape: [..., rows, K/f] for f = 16 or 32."""
-    s = v.type.shape
-    return len(s) >= 2 and s[-2] == rows and s[-1] > 0 and k % s[-1] == 0 and k // s[-1] in (16, 32)
-
-
-def _split(op: Op, kinds: tuple[str, str], packs: tuple[bool, bool]) -> tuple[Value, Value | None, Value, Value | None]:
-    """(a, a_scale, b, b_scale). The printed op lists a scale only where there is one; with one scale, the shapes
-    tell which side it belongs to (a scale is [..., M, K/f], b is [..., K, N] up to packing: never both)."""
-    ops = list(op.operands)
-    if len(ops) == 5:
-        return ops[0], ops[1], ops[2], ops[3]
-    if len(ops) == 3:
-        return ops[0], None, ops[1], None
-    a, x, y, acc = ops
-    m, n = acc.type.shape[-2:]
-    k = _unpacked(a.type.shape, kinds[0], packs[0], True)[-1]
-
-    def is_rhs(v: Value) -> bool:
-        return _unpacked(v.type.shape, kinds[1], packs[1], False)[-2:] == (k, n)
-
-    as_lhs = _is_scale_of(x, m, k) and is_rhs(y)
-    as_rhs = is_rhs(x) and _is_scale_of(y, n, k)
-    if as_lhs == as_rhs:
-        raise UnsupportedError("sdk", "tt.dot_scaled whose scale operand the shapes do not tell", op.loc)
-    return (a, x, y, None) if as_lhs else (a, None, x, y)
-
-
 def _fp4_to_f32(bld: Builder, nib: Value) -> Value:
     """e2m1 codes (sign, 2 exponent bits of bias 1, 1 mantissa bit) in the low 4 bits of i32 → f32, in integer ops:
     a normal magnitude's 3 bits, shifted into f32's exponent/mantissa fields and rebiased by 126; 0b001 is 0.5."""
@@ -185,8 +157,7 @@ def decompose(op: Op) -> None:
     """Rewrite one `tt.dot_scaled` in place."""
     kinds = (_format(op, "a_elem_type"), _format(op, "b_elem_type"))
     packs = (_flag(op, "lhs_k_pack", True), _flag(op, "rhs_k_pack", True))
-    a, sa, b, sb = _split(op, kinds, packs)
-    acc = op.operands[-1]
+    a, sa, b, sb, acc = op.a, op.a_scale, op.b, op.b_scale, op.c
     res_t = op.result.type
     if len(res_t.shape) not in (2, 3) or not isinstance(res_t.element, FloatType):
         raise UnsupportedError("sdk", f"tt.dot_scaled -> {res_t} (2-D or batched 3-D float results)", op.loc)

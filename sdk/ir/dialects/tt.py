@@ -36,7 +36,7 @@ from ..fields import (
     TypeProp,
     VarOperand,
 )
-from ..types import FunctionType, PointerType, TensorDescType, Type, pointee
+from ..types import FunctionType, PointerType, TensorDescType, Type, is_int, pointee
 from .arith import BinaryOp, CastOp, ElementwiseOp, FloatBinaryOp, FloatUnaryOp, IntBinaryOp, check_same_types
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -452,6 +452,8 @@ class AddPtr(BinaryOp):
         return self.rhs
 
     def verify_(self) -> None:
+        if not is_int(self.offset.type):
+            raise IRVerificationError(f"needs an integer offset, not {self.offset.type}", self)
         if self.result.type != self.ptr.type or self.offset.type.shape != self.ptr.type.shape:
             raise IRVerificationError(f"adds {self.offset.type} to {self.ptr.type} giving {self.result.type}", self)
 
@@ -738,15 +740,15 @@ class Dot(Op):
 @register_op
 class DotScaled(Op):
     """`tt.dot_scaled a [scale sa], b [scale sb], c lhs = e4m3 rhs = e2m1`: a @ b + c, either side scaled per
-    32 elements of K; element kinds are kept as strings."""
+    group of K; element kinds are kept as strings. MLIR's operand order is (a, b, c, a_scale, b_scale)."""
 
     name = "tt.dot_scaled"
     pure = True
     a = Operand()
-    a_scale = OptOperand()
     b = Operand()
-    b_scale = OptOperand()
     c = Operand()
+    a_scale = OptOperand()
+    b_scale = OptOperand()
     result = Result()
     a_elem_type = KeywordProp(required=True)
     b_elem_type = KeywordProp(required=True)
