@@ -4,12 +4,21 @@ the opencl golden tests (rendered OpenCL C) use too."""
 from __future__ import annotations
 
 from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
-from triton_backend_sdk.ir import parse_ttir
+from triton_backend_sdk.ir import Module, parse_ttir
 from triton_backend_sdk.options import Options
 
 
-def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", extra: str = "") -> str:
-    """Unoptimised LLVM IR of `tt.func @k(args) { body; tt.return }` (plus `extra` top-level ops, e.g. helpers)."""
+def legalized(module: Module) -> Module:
+    """`module` after the shared integer-semantics legalization every backend's `sdkir` stage runs."""
+    from triton_backend_sdk.transforms.int_semantics import IntSemantics
+
+    IntSemantics().run(module, None)
+    return module
+
+
+def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", extra: str = "", legalize: bool = False) -> str:
+    """Unoptimised LLVM IR of `tt.func @k(args) { body; tt.return }` (plus `extra` top-level ops, e.g. helpers);
+    `legalize` runs the shared integer-semantics pass first, as the `sdkir` stage does."""
     text = f"""module {{
   tt.func public @k({args}) {{
 {body}
@@ -17,7 +26,10 @@ def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", extra: str = "") -
   }}
 {extra}
 }}"""
-    return str(lower_module(parse_ttir(text), "k", RULES, Options(enable_fp_fusion=False)))
+    module = parse_ttir(text)
+    if legalize:
+        legalized(module)
+    return str(lower_module(module, "k", RULES, Options(enable_fp_fusion=False)))
 
 
 def check_lines(text: str, expected: str) -> None:

@@ -236,19 +236,33 @@ def test_float_atomic_add_is_a_cas_loop_with_fences():
 
 
 def test_integer_division_and_shifts_do_not_trap():
-    src = render("""
+    """The guards come from the shared legalization (sdk/transforms/int_semantics.py); opencl renders plain C."""
+    from golden_ir import legalized
+
+    text = """module {
+  tt.func public @k(%x: !tt.ptr<f32>, %n: i32) {
     %d = arith.divsi %n, %n : i32
     %s = arith.shli %d, %n : i32
-""")
+    tt.return
+  }
+}"""
+    module = legalized(parse_ttir(text))
+    src = render_module(module, "k", OPENCL_RULES, OPENCL, 128, FEATURES, "test-device").source
     check_lines(
         src,
         """
-        int tb_divs_int(int a, int b) { return b == 0 ? (int)-1 : (b == (int)-1 ? (int)((uint)0 - (uint)a) : (int)(a / b)); }
-        int tb_shl_int(int a, int b) { return (uint)b >= 32u ? (int)0 : (int)((uint)a << (uint)b); }
-        int v_d0 = tb_divs_int(a_n0, a_n0);
-        int v_s0 = tb_shl_int(v_d0, a_n0);
+        bool v0 = (a_n0 == 0);
+        bool v1 = (a_n0 == -1);
+        int v3 = (v2 ? 1 : a_n0);
+        int v4 = ((int)(a_n0 / v3));
+        int v_d0 = (v0 ? -1 : v6);
+        bool v7 = ((uint)a_n0 >= (uint)32);
+        int v8 = (a_n0 & 31);
+        int v9 = ((int)((uint)v_d0 << (uint)v8));
+        int v_s0 = (v7 ? 0 : v9);
     """,
     )
+    assert "tb_divs" not in src and "tb_shl" not in src
 
 
 def test_fp64_without_the_extension_is_refused_naming_dtype_and_device():

@@ -1,8 +1,9 @@
 """Elementwise rules: arith and math ops, casts, select, clamp. Each rule is the scalar computation; `lift` turns
 it into a tile generator when the operands are tensors.
 
-Integer division, remainder and shifts are guarded so that values the GPU computes harmlessly (x/0 in a masked-off
-lane, shifts by >= the bit width) neither trap nor become LLVM poison on the CPU; the results follow PTX.
+Integer division, remainder, shifts and float→int conversions arrive with in-range operands: the shared
+legalization (sdk/transforms/int_semantics.py) selects Triton's results for x/0, INT_MIN/-1, shifts by >= the width
+and out-of-range floats, so each is LLVM's plain instruction here.
 """
 
 from __future__ import annotations
@@ -62,56 +63,6 @@ def call_libm(ctx: LoweringContext, name: str, args: list[ir.Value]) -> ir.Value
 # ---- integer -------------------------------------------------------------------------------------------------------
 
 
-def _all_ones(ty: ir.IntType) -> ir.Constant:
-    return ir.Constant(ty, -1)
-
-
-def _div(ctx: LoweringContext, a: ir.Value, c: ir.Value, signed: bool, rem: bool) -> ir.Value:
-    b = ctx.b
-    ty = a.type
-    zero = b.icmp_unsigned("==", c, ir.Constant(ty, 0))
-    if signed:
-        # INT_MIN / -1 traps on x86 as surely as x / 0 does: route -1 through negation instead
-        minus1 = b.icmp_signed("==", c, _all_ones(ty))
-        bad = b.or_(zero, minus1)
-        safe = b.select(bad, ir.Constant(ty, 1), c)
-        r = b.srem(a, safe) if rem else b.sdiv(a, safe)
-        alt_m1 = ir.Constant(ty, 0) if rem else b.sub(ir.Constant(ty, 0), a)
-        r = b.select(minus1, alt_m1, r)
-    else:
-        safe = b.select(zero, ir.Constant(ty, 1), c)
-        r = b.urem(a, safe) if rem else b.udiv(a, safe)
-    return b.select(zero, a if rem else _all_ones(ty), r)
-
-
-def _rounded_div(ctx: LoweringContext, a: ir.Value, c: ir.Value, signed: bool, up: bool) -> ir.Value:
-    """arith.ceildivsi/ceildivui/floordivsi: the truncating quotient stepped by one where it rounded the wrong way."""
-    b = ctx.b
-    ty = a.type
-    q = _div(ctx, a, c, signed, False)
-    inexact = b.icmp_unsigned("!=", _div(ctx, a, c, signed, True), ir.Constant(ty, 0))
-    if not signed:
-        return b.add(q, b.zext(inexact, ty))
-    zero = ir.Constant(ty, 0)
-    same_sign = b.icmp_unsigned("==", b.icmp_signed("<", a, zero), b.icmp_signed("<", c, zero))
-    if up:
-        return b.add(q, b.zext(b.and_(inexact, same_sign), ty))
-    return b.sub(q, b.zext(b.and_(inexact, b.not_(same_sign)), ty))
-
-
-def _shift(ctx: LoweringContext, a: ir.Value, c: ir.Value, kind: str) -> ir.Value:
-    b = ctx.b
-    ty = a.type
-    width = ir.Constant(ty, ty.width)
-    big = b.icmp_unsigned(">=", c, width)
-    safe = b.select(big, ir.Constant(ty, 0), c)
-    if kind == "shl":
-        return b.select(big, ir.Constant(ty, 0), b.shl(a, safe))
-    if kind == "lshr":
-        return b.select(big, ir.Constant(ty, 0), b.lshr(a, safe))
-    return b.ashr(a, b.select(big, ir.Constant(ty, ty.width - 1), c))
-
-
 def _mulhi(ctx: LoweringContext, a: ir.Value, c: ir.Value) -> ir.Value:
     b = ctx.b
     w = a.type.width
@@ -124,24 +75,21 @@ _INT_BINARY: dict[type, Callable[[LoweringContext, ir.Value, ir.Value], ir.Value
     O.AddI: lambda ctx, a, c: ctx.b.add(a, c),
     O.SubI: lambda ctx, a, c: ctx.b.sub(a, c),
     O.MulI: lambda ctx, a, c: ctx.b.mul(a, c),
-    O.DivSI: lambda ctx, a, c: _div(ctx, a, c, True, False),
-    O.DivUI: lambda ctx, a, c: _div(ctx, a, c, False, False),
-    O.RemSI: lambda ctx, a, c: _div(ctx, a, c, True, True),
-    O.RemUI: lambda ctx, a, c: _div(ctx, a, c, False, True),
+    O.DivSI: lambda ctx, a, c: ctx.b.sdiv(a, c),
+    O.DivUI: lambda ctx, a, c: ctx.b.udiv(a, c),
+    O.RemSI: lambda ctx, a, c: ctx.b.srem(a, c),
+    O.RemUI: lambda ctx, a, c: ctx.b.urem(a, c),
     O.MinSI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.smin", [a, c]),
     O.MaxSI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.smax", [a, c]),
     O.MinUI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.umin", [a, c]),
     O.MaxUI: lambda ctx, a, c: call_intrinsic(ctx, "llvm.umax", [a, c]),
-    O.ShLI: lambda ctx, a, c: _shift(ctx, a, c, "shl"),
-    O.ShRSI: lambda ctx, a, c: _shift(ctx, a, c, "ashr"),
-    O.ShRUI: lambda ctx, a, c: _shift(ctx, a, c, "lshr"),
+    O.ShLI: lambda ctx, a, c: ctx.b.shl(a, c),
+    O.ShRSI: lambda ctx, a, c: ctx.b.ashr(a, c),
+    O.ShRUI: lambda ctx, a, c: ctx.b.lshr(a, c),
     O.AndI: lambda ctx, a, c: ctx.b.and_(a, c),
     O.OrI: lambda ctx, a, c: ctx.b.or_(a, c),
     O.XOrI: lambda ctx, a, c: ctx.b.xor(a, c),
     O.MulhiUI: _mulhi,
-    O.CeilDivSI: lambda ctx, a, c: _rounded_div(ctx, a, c, True, True),
-    O.CeilDivUI: lambda ctx, a, c: _rounded_div(ctx, a, c, False, True),
-    O.FloorDivSI: lambda ctx, a, c: _rounded_div(ctx, a, c, True, False),
 }
 
 
@@ -387,7 +335,8 @@ def _f64_to_f32_round_to_odd(ctx: LoweringContext, a: ir.Value) -> ir.Value:
 
 
 def _fp_to_int(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> ir.Value:
-    """Saturating, NaN → 0: what PTX's cvt.rzi does, instead of LLVM's poison for out-of-range values."""
+    """Saturating, NaN → 0 (LLVM's saturating intrinsic): libdevice's `__nv_float2int_rz` family (extern.py).
+    `arith.fptosi/fptoui` are legalized in SDK IR instead and arrive in range."""
     name = "llvm.fptosi.sat" if signed else "llvm.fptoui.sat"
     suffix = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}[a.type]
     fn = ctx.intrinsic(f"{name}.i{to.width}.{suffix}", to, [a.type])
@@ -413,9 +362,9 @@ def _cast_fn(ctx: LoweringContext, op: O.Op) -> Callable[[ir.Value], ir.Value]:
     if cls is O.UIToFP:
         return lambda a: b.uitofp(a, to)
     if cls is O.FPToSI:
-        return lambda a: _fp_to_int(ctx, a, to, True)
+        return lambda a: b.fptosi(a, to)
     if cls is O.FPToUI:
-        return lambda a: _fp_to_int(ctx, a, to, False)
+        return lambda a: b.fptoui(a, to)
     if cls in (O.ArithBitcast, O.TTBitcast):
         return lambda a: _bitcast(ctx, a, to)
     if cls is O.IntToPtr:

@@ -1,9 +1,10 @@
 """Elementwise rules (shared C-like): arith and math ops, comparisons, select, clamp, casts.
 
 Each rule builds the C expression for one element; `lift` makes it a scalar variable or a tile generator. Integer
-arithmetic wraps (it is done in the unsigned type: signed overflow is undefined in C); division by zero, INT_MIN/-1
-and shifts by >= the bit width give PTX's results instead of trapping (PoCL runs on x86, where x/0 traps even in a
-masked-off lane). f16/bf16 results are rounded to their format after every op.
+arithmetic wraps (it is done in the unsigned type: signed overflow is undefined in C). Division, shifts and
+float→int conversions arrive with in-range operands (sdk/transforms/int_semantics.py selects Triton's results for
+x/0, INT_MIN/-1, shifts by >= the width and out-of-range floats), so each is C's plain operator or cast. f16/bf16
+results are rounded to their format after every op.
 """
 
 from __future__ import annotations
@@ -53,21 +54,6 @@ def round_to(t: Type, expr: str, ctx: RenderContext, rtz: bool = False) -> str:
 # ---- integers --------------------------------------------------------------------------------------------------------
 
 
-def _int_helper(ctx: RenderContext, kind: str, t: Type) -> str:
-    T, U, w = CT.ctype(t), CT.uctype(t), CT.int_width(t)
-    name = f"tb_{kind}_{T}"
-    body = {
-        "divs": f"return b == 0 ? ({T})-1 : (b == ({T})-1 ? ({T})(({U})0 - ({U})a) : ({T})(a / b));",
-        "rems": f"return b == 0 ? a : (b == ({T})-1 ? ({T})0 : ({T})(a % b));",
-        "divu": f"return b == 0 ? ({T})-1 : ({T})(({U})a / ({U})b);",
-        "remu": f"return b == 0 ? a : ({T})(({U})a % ({U})b);",
-        "shl": f"return ({U})b >= {w}u ? ({T})0 : ({T})(({U})a << ({U})b);",
-        "shru": f"return ({U})b >= {w}u ? ({T})0 : ({T})(({U})a >> ({U})b);",
-        "shrs": f"return ({T})(a >> (({U})b >= {w}u ? {w - 1}u : ({U})b));",
-    }[kind]
-    return ctx.define_helper(name, f"{T} {name}({T} a, {T} b) {{ {body} }}")
-
-
 def _wrap(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
     def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
         if CT.int_width(t) == 1:
@@ -82,11 +68,17 @@ def _bitwise(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
     return lambda ctx, t, a, b: f"({a} {sym} {b})"
 
 
-def _helper_call(kind: str) -> Callable[[RenderContext, Type, str, str], str]:
+def _plain(sym: str, unsigned: bool) -> Callable[[RenderContext, Type, str, str], str]:
+    """Division, remainder and shifts in C: operands arrive in range (sdk/transforms/int_semantics.py), and an
+    unsigned op (or a left shift, which is undefined for negative signed values in C) is done in the unsigned type."""
+
     def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
         if CT.int_width(t) == 1:
-            raise ctx.unsupported(f"integer op '{kind}' on i1")
-        return f"{_int_helper(ctx, kind, t)}({a}, {b})"
+            raise ctx.unsupported(f"integer '{sym}' on i1")
+        T, U = CT.ctype(t), CT.uctype(t)
+        if unsigned:
+            return f"(({T})(({U}){a} {sym} ({U}){b}))"
+        return f"(({T})({a} {sym} {b}))"
 
     return f
 
@@ -103,20 +95,6 @@ def _minmax(fn: str, unsigned: bool) -> Callable[[RenderContext, Type, str, str]
     return f
 
 
-def _ceildiv(signed: bool) -> Callable[[RenderContext, Type, str, str], str]:
-    def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
-        div, rem = _int_helper(ctx, "divs" if signed else "divu", t), _int_helper(ctx, "rems" if signed else "remu", t)
-        same = f" && (({a} < 0) == ({b} < 0))" if signed else ""
-        return f"({div}({a}, {b}) + (({rem}({a}, {b}) != 0){same} ? 1 : 0))"
-
-    return f
-
-
-def _floordiv(ctx: RenderContext, t: Type, a: str, b: str) -> str:
-    div, rem = _int_helper(ctx, "divs", t), _int_helper(ctx, "rems", t)
-    return f"({div}({a}, {b}) - (({rem}({a}, {b}) != 0) && (({a} < 0) != ({b} < 0)) ? 1 : 0))"
-
-
 def _mulhi(ctx: RenderContext, t: Type, a: str, b: str) -> str:
     T, U = CT.ctype(t), CT.uctype(t)
     return f"(({T})mul_hi(({U}){a}, ({U}){b}))"
@@ -126,23 +104,20 @@ _INT_BINARY: dict[type, Callable[[RenderContext, Type, str, str], str]] = {
     O.AddI: _wrap("+"),
     O.SubI: _wrap("-"),
     O.MulI: _wrap("*"),
-    O.DivSI: _helper_call("divs"),
-    O.DivUI: _helper_call("divu"),
-    O.RemSI: _helper_call("rems"),
-    O.RemUI: _helper_call("remu"),
+    O.DivSI: _plain("/", False),
+    O.DivUI: _plain("/", True),
+    O.RemSI: _plain("%", False),
+    O.RemUI: _plain("%", True),
     O.MinSI: _minmax("min", False),
     O.MaxSI: _minmax("max", False),
     O.MinUI: _minmax("min", True),
     O.MaxUI: _minmax("max", True),
-    O.ShLI: _helper_call("shl"),
-    O.ShRSI: _helper_call("shrs"),
-    O.ShRUI: _helper_call("shru"),
+    O.ShLI: _plain("<<", True),
+    O.ShRSI: _plain(">>", False),
+    O.ShRUI: _plain(">>", True),
     O.AndI: _bitwise("&"),
     O.OrI: _bitwise("|"),
     O.XOrI: _bitwise("^"),
-    O.CeilDivSI: _ceildiv(True),
-    O.CeilDivUI: _ceildiv(False),
-    O.FloorDivSI: _floordiv,
     O.MulhiUI: _mulhi,
 }
 
@@ -456,7 +431,7 @@ def _cast_fn(ctx: RenderContext, op: Op) -> Callable[[str], str]:
             raise ctx.unsupported("float to i1 conversion", op)
         Td = CT.ctype(dst)
         conv = Td if cls is O.FPToSI else CT.uctype(dst)
-        return lambda a: f"(({Td})convert_{conv}_sat_rtz({a}))"
+        return lambda a: f"(({Td})({conv}){a})"
     if cls in (O.ArithBitcast, O.TTBitcast):
         return _bitcast(ctx, src, dst, op)
     if cls is O.IntToPtr:

@@ -1,0 +1,85 @@
+"""Micro-benchmark of integer division, shifts and float→int conversion (the ops sdk/transforms/int_semantics.py
+guards) on each SDK backend: median ms of a 2^22-element elementwise kernel, divisors and amounts loaded at run time.
+
+    python -m benchmarks.int_ops [cpu_ref opencl]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+N = 1 << 22
+BLOCK = 1024
+
+
+@triton.jit
+def _binary(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    if OP == "div":
+        z = x // y
+    elif OP == "rem":
+        z = x % y
+    elif OP == "shl":
+        z = x << y
+    else:
+        z = x >> y
+    tl.store(out_ptr + offs, z, mask=mask)
+
+
+@triton.jit
+def _to_int(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _median_ms(fn, reps: int = 15) -> float:
+    fn()
+    ts = []
+    for _ in range(reps):
+        time.sleep(0.01)
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts) * 1e3
+
+
+def cases() -> dict[str, object]:
+    g = torch.Generator().manual_seed(0)
+    out: dict[str, object] = {}
+    grid = (triton.cdiv(N, BLOCK),)
+    for dtype in (torch.int32, torch.int64):
+        x = torch.randint(-(1 << 30), 1 << 30, (N,), generator=g, dtype=dtype)
+        y = torch.randint(1, 1000, (N,), generator=g, dtype=dtype)
+        s = torch.randint(0, 31, (N,), generator=g, dtype=dtype)
+        z = torch.empty_like(x)
+        name = str(dtype).removeprefix("torch.")
+        for op, rhs in (("div", y), ("rem", y), ("shl", s), ("shr", s)):
+            out[f"{op} {name}"] = lambda x=x, r=rhs, z=z, op=op: _binary[grid](x, r, z, N, OP=op, BLOCK=BLOCK)
+    f = torch.randn(N, generator=g) * 1000
+    for dtype in (torch.int32, torch.int8, torch.uint8, torch.int64):
+        z = torch.empty(N, dtype=dtype)
+        out[f"f32->{str(dtype).removeprefix('torch.')}"] = lambda z=z: _to_int[grid](f, z, N, BLOCK=BLOCK)
+    return out
+
+
+def main(backends: list[str]) -> None:
+    import triton_backend_sdk
+
+    for name in backends:
+        triton_backend_sdk.use(name)
+        for case, fn in cases().items():
+            print(f"{name:8s} {case:12s} {_median_ms(fn):8.2f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["cpu_ref", "opencl"])
