@@ -300,6 +300,35 @@ def test_if_joins_both_branches() -> None:
     )
 
 
+def test_while_meets_entry_and_back_edge() -> None:
+    """`i` starts at 0 and grows by 8: a multiple of 8 in both regions and after the loop."""
+    check(
+        """
+        %c8 = arith.constant 8 : i32
+        %c0 = arith.constant 0 : i32
+        %res:2 = scf.while (%i = %c0, %j = %c0) : (i32, i32) -> (i32, i32) {
+          %go = arith.cmpi slt, %i, %n : i32
+          scf.condition(%go) %i, %j : i32, i32
+        } do {
+        ^bb0(%i2: i32, %j2: i32):
+          %next = arith.addi %i2, %c8 : i32
+          %one = arith.constant 1 : i32
+          %j3 = arith.addi %j2, %one : i32
+          scf.yield %next, %j3 : i32, i32
+        }
+        """,
+        """
+        %i: contiguity=[1] divisibility=[8] constancy=[1]
+        %j: contiguity=[1] divisibility=[1] constancy=[1]
+        %i2: contiguity=[1] divisibility=[8] constancy=[1]
+        %next: contiguity=[1] divisibility=[8] constancy=[1]
+        %res#0: contiguity=[1] divisibility=[8] constancy=[1]
+        %res#1: contiguity=[1] divisibility=[1] constancy=[1]
+        """,
+        LOOP_ARGS,
+    )
+
+
 # ---- lattice laws, checked by brute force against the element values -----------------------------------------------
 
 
