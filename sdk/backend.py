@@ -234,7 +234,10 @@ class TargetBackend(BaseBackend):
         metadata["name"] = kernel.sym_name
         metadata["shared"] = 0
         ctx = PassContext(options, self.descriptor, metadata)
+        from .analysis.dtype_check import check_dtypes
         from .custom_ops import MaterializeCustomOps
+
+        check_dtypes(module, self.descriptor)
 
         PassManager([MaterializeCustomOps(), *self.legalize_passes(options), *self.ir_passes(options)]).run(
             module, ctx, injections_for(self.name)

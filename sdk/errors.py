@@ -51,5 +51,16 @@ class LoweringError(UnsupportedError):
         super().__init__(backend, what, loc, repro)
 
 
+class UnsupportedDtypeError(UnsupportedError):
+    """The kernel computes with a dtype the target's descriptor does not list in `supported_dtypes`."""
+
+    def __init__(
+        self, backend: str, dtype: str, loc: Location | None = None, supported: list[str] | None = None
+    ) -> None:
+        self.dtype = dtype
+        listed = f" (it lists {', '.join(supported)})" if supported else ""
+        super().__init__(backend, f"dtype {dtype} is not in the {backend} target's supported_dtypes{listed}", loc)
+
+
 class ToolError(SDKError, RuntimeError):
     """An external tool (LLVM, an OpenCL compiler) failed; the message carries its log."""

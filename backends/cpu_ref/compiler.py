@@ -140,7 +140,7 @@ class CPURefBackend(TargetBackend):
 
         module = state.module_for(src)
         name = metadata["name"]
-        llmod = lower_module(module, name, self.rule_table(options), options)
+        llmod = lower_module(module, name, self.rule_table(options), options, self.descriptor)
         metadata["cpu_ref_asserts"] = ASSERT_STATE in llmod.globals
         return optimize(str(llmod), self.descriptor.arch, self._features(), options.opt_level, name)
 

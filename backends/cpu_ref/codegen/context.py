@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llvmlite import ir
+from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
@@ -86,6 +87,7 @@ class LoweringContext:
         program_ids: list[ir.Value],
         num_programs: list[ir.Value],
         functions: dict[str, ir.Function],
+        target: TargetDescriptor | None = None,
     ) -> None:
         self.module = module
         self.fn = fn
@@ -106,6 +108,13 @@ class LoweringContext:
         #: for bodies of several blocks: LLVM block and argument slots of each SDK block
         self.block_targets: dict[Block, tuple[ir.Block, list[Any]]] = {}
         self.fastmath: tuple[str, ...] = ("contract",) if options.enable_fp_fusion else ()
+        if target is None:  # a caller outside the compile pipeline (tests, tools): this host's descriptor
+            from ..compiler import host_descriptor
+
+            target = host_descriptor()
+        #: the device compiled for: vector widths (dot register blocking, reduction lanes) come from it
+        self.target = target
+        self.vector_bits = target.vector_width_bits
 
     def finish(self) -> None:
         """Close the alloca block once every buffer has been placed in it."""

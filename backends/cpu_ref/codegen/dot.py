@@ -33,15 +33,6 @@ def _widen(ctx: LoweringContext, v: ir.Value, to: ir.Type) -> ir.Value:
     return ctx.b.sext(v, to)
 
 
-def _vector_bits(ctx: LoweringContext) -> int:
-    bits = getattr(ctx, "vector_bits", None)
-    if bits:
-        return int(bits)
-    from ..compiler import host_descriptor
-
-    return host_descriptor().vector_width_bits
-
-
 def _mul_add(ctx: LoweringContext, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
     bb = ctx.b
     ty = c.type
@@ -64,7 +55,7 @@ def _microkernel_plan(ctx: LoweringContext, ety: ir.Type, m_: int, n_: int) -> t
     """(MR, NV, V) for an m_ × n_ output of element type `ety`, or None when the tile does not fit the scheme."""
     if ety not in (ir.FloatType(), F64, ir.IntType(32)):
         return None
-    bits = _vector_bits(ctx)
+    bits = ctx.vector_bits
     v = bits // bit_width(ety)
     if v < 2 or n_ % v:
         return None

@@ -12,6 +12,7 @@ the entry starts no further programs, and a caller returns as soon as a callee t
 from __future__ import annotations
 
 from llvmlite import ir
+from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Module
 from triton_backend_sdk.lowering import RuleTable
@@ -49,7 +50,10 @@ def may_fail(funcs: list[O.Func]) -> set[str]:
     return failing
 
 
-def lower_module(module: Module, kernel_name: str, rules: RuleTable, options: Options) -> ir.Module:
+def lower_module(
+    module: Module, kernel_name: str, rules: RuleTable, options: Options, target: TargetDescriptor | None = None
+) -> ir.Module:
+    """LLVM IR of `module`'s kernel for `target` (the compile path's descriptor; None: this host's)."""
     llmod = ir.Module(name=kernel_name)
     funcs = [op for op in module.ops if isinstance(op, O.Func)]
     failing = may_fail(funcs)
@@ -63,7 +67,7 @@ def lower_module(module: Module, kernel_name: str, rules: RuleTable, options: Op
         fn = functions[f.sym_name]
         n = len(f.args)
         ctx = LoweringContext(
-            llmod, fn, rules, options, list(fn.args[n : n + 3]), list(fn.args[n + 3 : n + 6]), functions
+            llmod, fn, rules, options, list(fn.args[n : n + 3]), list(fn.args[n + 3 : n + 6]), functions, target
         )
         ctx.may_fail = failing
         for a, v in zip(f.args, fn.args[:n]):

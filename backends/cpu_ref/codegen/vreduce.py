@@ -57,20 +57,11 @@ def simple_combine(block: Block) -> VecOp | None:
         return None
     op, ret = block.ops
     fn = _VECTOR_OPS.get(type(op))
-    if fn is None or len(ret.operands) != 1 or ret.operands[0] is not op.result:
+    if fn is None or len(ret.operands) != 1 or ret.values[0] is not op.result:
         return None
     if {id(v) for v in op.operands} != {id(a) for a in block.args}:
         return None
     return fn
-
-
-def _vector_bits(ctx: LoweringContext) -> int:
-    bits = getattr(ctx, "vector_bits", None)
-    if bits:
-        return int(bits)
-    from ..compiler import host_descriptor
-
-    return host_descriptor().vector_width_bits
 
 
 def plan(ctx: LoweringContext, src: Tile, block: Block) -> tuple[VecOp, int, int] | None:
@@ -81,7 +72,7 @@ def plan(ctx: LoweringContext, src: Tile, block: Block) -> tuple[VecOp, int, int
     if not (is_float_type(src.ety) and src.ety in (F32, F64)) and not isinstance(src.ety, ir.IntType):
         return None
     n = src.shape[-1]
-    v = _vector_bits(ctx) // bit_width(src.ety)
+    v = ctx.vector_bits // bit_width(src.ety)
     if v < 2 or n % v:
         return None
     a = 1
