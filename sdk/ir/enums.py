@@ -18,6 +18,20 @@ class CmpIPredicate(enum.Enum):
     UGT = "ugt"
     UGE = "uge"
 
+    @property
+    def unsigned(self) -> bool:
+        """Whether the comparison reads its operands as unsigned (eq/ne read them either way)."""
+        return self.value.startswith("u")
+
+    @property
+    def signed(self) -> bool:
+        return self.value.startswith("s")
+
+    @property
+    def relation(self) -> str:
+        """The relation as C and llvmlite spell it: `==`, `!=`, `<`, `<=`, `>`, `>=`."""
+        return {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[self.value[-2:]]
+
 
 #: the integer encoding MLIR uses for `predicate` in generic form
 CMPI_BY_INDEX = list(CmpIPredicate)

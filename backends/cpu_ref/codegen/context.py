@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llvmlite import ir
+from triton_backend_sdk.analysis.tile_model import stored
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.lowering import RuleTable
@@ -22,9 +23,6 @@ from triton_backend_sdk.options import Options
 from .types import I1, I8, I32, I64, PTR, llvm_type, storage_type
 
 ElemGen = Callable[[ir.IRBuilder, list[ir.Value]], ir.Value]
-
-#: generators cheaper than this are recomputed at each use instead of being stored
-CHEAP = 4
 
 
 def strides_of(shape: Sequence[int]) -> list[int]:
@@ -89,12 +87,10 @@ class LoweringContext:
         functions: dict[str, ir.Function],
         target: TargetDescriptor | None = None,
     ) -> None:
-        self.module = module
-        self.fn = fn
-        self.rules = rules
-        self.options = options
-        self.program_ids = program_ids
-        self.num_programs = num_programs
+        self.module, self.fn, self.rules, self.options = module, fn, rules, options
+        #: the program's ids and the grid's size along x, y, z (i32 arguments of the program function)
+        self.program_ids, self.num_programs = program_ids, num_programs
+        #: every function of the module by its SDK name (calls between them)
         self.functions = functions
         entry = fn.append_basic_block("entry")
         self.alloca_builder = ir.IRBuilder(entry)
@@ -145,16 +141,9 @@ class LoweringContext:
         Pointer tiles stay generators: their addresses are affine in the tile index, which is what lets LLVM turn
         loads and stores into contiguous vector accesses; stored, they would become gathers.
         """
-        if isinstance(x, Tile) and x.buf is None and x.cost > CHEAP and x.ety != PTR and self._needs_storage(v):
+        if isinstance(x, Tile) and x.buf is None and x.ety != PTR and stored(x.cost, v):
             x = self.materialize(x)
         self.values[v] = x
-
-    @staticmethod
-    def _needs_storage(v: Value) -> bool:
-        if len(v.uses) > 1:
-            return True
-        home = v.owner.parent if isinstance(v.owner, Op) else v.owner
-        return any(op.parent is not home for op, _ in v.uses)
 
     def element_of(self, v: Value, idx: list[ir.Value], shape: tuple[int, ...]) -> ir.Value:
         """Element `idx` of value `v` viewed at `shape` (a scalar is the same at every index)."""

@@ -11,6 +11,7 @@ broadcasts MR scalars of a column of a. Other shapes fall back to an (m, k, n) l
 from __future__ import annotations
 
 from llvmlite import ir
+from triton_backend_sdk.analysis.tile_model import register_block
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import BlockArgument, Value
 
@@ -18,9 +19,6 @@ from .context import LoweringContext, Tile, linear_index
 from .convert import fp8_to_float
 from .rules import RULES
 from .types import BF16, F16, F32, F64, I64, bit_width, fp8_format, is_float_type, llvm_type
-
-#: vector registers a microkernel may keep accumulators in (x86-64 with AVX-512 has 32, AVX2 16)
-_ACC_REGS = {512: 16, 256: 8, 128: 8}
 
 
 def _widen(ctx: LoweringContext, v: ir.Value, to: ir.Type) -> ir.Value:
@@ -55,18 +53,7 @@ def _microkernel_plan(ctx: LoweringContext, ety: ir.Type, m_: int, n_: int) -> t
     """(MR, NV, V) for an m_ × n_ output of element type `ety`, or None when the tile does not fit the scheme."""
     if ety not in (ir.FloatType(), F64, ir.IntType(32)):
         return None
-    bits = ctx.vector_bits
-    v = bits // bit_width(ety)
-    if v < 2 or n_ % v:
-        return None
-    nv = 1
-    while nv < 4 and n_ % (v * nv * 2) == 0:
-        nv *= 2
-    budget = _ACC_REGS.get(bits, 8)
-    mr = 1
-    while mr * 2 * nv <= budget and m_ % (mr * 2) == 0 and mr < 8:
-        mr *= 2
-    return mr, nv, v
+    return register_block(ctx.vector_bits, bit_width(ety), m_, n_)
 
 
 def _microkernel(

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from llvmlite import ir
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
-from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateNan
+from triton_backend_sdk.ir.enums import CmpFPredicate, PropagateNan
 
 from . import vmath
 from .context import LoweringContext, Tile
@@ -234,25 +234,12 @@ def lower_fma(ctx: LoweringContext, op: O.Op) -> None:
 
 # ---- comparisons and select ----------------------------------------------------------------------------------------
 
-_ICMP = {
-    CmpIPredicate.EQ: (False, "=="),
-    CmpIPredicate.NE: (False, "!="),
-    CmpIPredicate.SLT: (True, "<"),
-    CmpIPredicate.SLE: (True, "<="),
-    CmpIPredicate.SGT: (True, ">"),
-    CmpIPredicate.SGE: (True, ">="),
-    CmpIPredicate.ULT: (False, "<"),
-    CmpIPredicate.ULE: (False, "<="),
-    CmpIPredicate.UGT: (False, ">"),
-    CmpIPredicate.UGE: (False, ">="),
-}
-
 
 @RULES.register(O.CmpI)
 def lower_cmpi(ctx: LoweringContext, op: O.CmpI) -> None:
-    signed, pred = _ICMP[op.predicate]
-    cmp = ctx.b.icmp_signed if signed else ctx.b.icmp_unsigned
-    lift(ctx, op, lambda a, c: cmp(pred, a, c))
+    p = op.predicate
+    cmp = ctx.b.icmp_signed if p.signed else ctx.b.icmp_unsigned
+    lift(ctx, op, lambda a, c: cmp(p.relation, a, c))
 
 
 _FCMP = {

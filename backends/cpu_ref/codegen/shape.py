@@ -5,10 +5,11 @@ excepted, which needs its source in memory to re-linearise)."""
 from __future__ import annotations
 
 from llvmlite import ir
+from triton_backend_sdk.analysis.tile_model import CHEAP
 from triton_backend_sdk.ir import attrs as A
 from triton_backend_sdk.ir import ops as O
 
-from .context import CHEAP, LoweringContext, Tile
+from .context import LoweringContext, Tile
 from .rules import RULES
 from .types import I64, PTR, Fp8Format, fp8_format, llvm_type
 

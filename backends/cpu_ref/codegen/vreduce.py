@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from llvmlite import ir
+from triton_backend_sdk.analysis.tile_model import reduction_plan
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Block
 
@@ -71,14 +72,8 @@ def plan(ctx: LoweringContext, src: Tile, block: Block) -> tuple[VecOp, int, int
         return None
     if not (is_float_type(src.ety) and src.ety in (F32, F64)) and not isinstance(src.ety, ir.IntType):
         return None
-    n = src.shape[-1]
-    v = ctx.vector_bits // bit_width(src.ety)
-    if v < 2 or n % v:
-        return None
-    a = 1
-    while a < 4 and n % (v * a * 2) == 0:
-        a *= 2
-    return fn, v, a
+    vp = reduction_plan(ctx.vector_bits, bit_width(src.ety), src.shape[-1])
+    return None if vp is None else (fn, *vp)
 
 
 def reduce_row(ctx: LoweringContext, src: Tile, idx: list[ir.Value], fn: VecOp, v: int, a: int, lanes: Tile) -> None:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from triton_backend_sdk.analysis.tile_model import stored
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.lowering import RuleTable
@@ -32,10 +33,6 @@ from triton_backend_sdk.lowering import RuleTable
 from . import ctypes as CT
 from .language import CStyleLanguage
 
-#: generators that read register tiles and cost more than this are stored when used more than once
-CHEAP = 4
-#: generators of pure index arithmetic are recomputed up to this cost (a local-memory round trip costs more)
-CHEAP_INDEX = 24
 #: scratch offsets are aligned to this many bytes
 ALIGN = 16
 #: tile loops of at most this many register slots are unrolled (longer ones, on devices with few work-items per
@@ -290,10 +287,8 @@ class RenderContext:
                 name = self.name_for(v)
                 self.emit(f"{self.ctype(v)} {name} = {x};")
                 x = name
-        elif isinstance(x, Tile) and x.reg is None:
-            limit = CHEAP_INDEX if x.index_only else CHEAP
-            if x.cost > limit and _needs_storage(v):
-                x = self.materialize(x, self.name_for(v, "t"))
+        elif isinstance(x, Tile) and x.reg is None and stored(x.cost, v, x.index_only):
+            x = self.materialize(x, self.name_for(v, "t"))
         self.values[v] = x
 
     def element(self, x: Any, idx: Idx) -> str:
@@ -471,10 +466,3 @@ class RenderContext:
 
 def _is_simple(x: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|\(?-?[0-9][0-9a-fA-Fx.e+\-]*[fLu]?\)?|true|false", x))
-
-
-def _needs_storage(v: Value) -> bool:
-    if len(v.uses) > 1:
-        return True
-    home = v.owner.parent if isinstance(v.owner, Op) else v.owner
-    return any(op.parent is not home for op, _ in v.uses)

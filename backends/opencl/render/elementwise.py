@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op
-from triton_backend_sdk.ir.enums import CmpFPredicate, CmpIPredicate, PropagateNan, RoundingMode
+from triton_backend_sdk.ir.enums import CmpFPredicate, PropagateNan, RoundingMode
 from triton_backend_sdk.ir.types import FloatType, IntType, PointerType, Type
 
 from . import ctypes as CT
@@ -266,23 +266,10 @@ def render_fma(ctx: RenderContext, op: Op) -> None:
 
 # ---- comparisons, select, clamp --------------------------------------------------------------------------------------
 
-_ICMP = {
-    CmpIPredicate.EQ: (False, "=="),
-    CmpIPredicate.NE: (False, "!="),
-    CmpIPredicate.SLT: (False, "<"),
-    CmpIPredicate.SLE: (False, "<="),
-    CmpIPredicate.SGT: (False, ">"),
-    CmpIPredicate.SGE: (False, ">="),
-    CmpIPredicate.ULT: (True, "<"),
-    CmpIPredicate.ULE: (True, "<="),
-    CmpIPredicate.UGT: (True, ">"),
-    CmpIPredicate.UGE: (True, ">="),
-}
-
 
 @RULES.register(O.CmpI)
 def render_cmpi(ctx: RenderContext, op: O.CmpI) -> None:
-    unsigned, sym = _ICMP[op.predicate]
+    unsigned, sym = op.predicate.unsigned, op.predicate.relation
     t = op.lhs.type
     if isinstance(t.element, PointerType):
         lift(ctx, op, lambda a, b: f"((ulong){a} {sym} (ulong){b})")

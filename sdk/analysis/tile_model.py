@@ -1,0 +1,62 @@
+"""The lazy tile model both backends share: when a tile is stored instead of recomputed, and how wide its vector
+work is.
+
+A backend keeps a tensor value as a generator (the code for one element at an index) and fuses chains of them into
+the loop of whoever consumes them; it stores a generator only when recomputing it would cost more than a store and
+a load. That decision, the cost thresholds it compares against, and the vector plans derived from the target's
+vector width (reduction lanes, dot register blocks) are facts about tiles, not about LLVM or C: each backend keeps
+only its rendering of a tile (an LLVM buffer and element generator, a C array and expression).
+"""
+
+from __future__ import annotations
+
+from ..ir.core import Op, Value
+
+#: generators cheaper than this are recomputed at each use instead of being stored
+CHEAP = 4
+#: generators of pure index arithmetic are recomputed up to this cost (a scratch-memory round trip costs more)
+CHEAP_INDEX = 24
+#: accumulator vector registers a dot's register block may hold, by vector width (x86: 32 zmm, 16 ymm/xmm)
+_ACC_REGS = {512: 16, 256: 8, 128: 8}
+
+
+def needs_storage(v: Value) -> bool:
+    """Whether a costly generator for `v` must be stored: it is used more than once, or by an op in another block
+    (a loop body, which would recompute it every iteration)."""
+    if len(v.uses) > 1:
+        return True
+    home = v.owner.parent if isinstance(v.owner, Op) else v.owner
+    return any(op.parent is not home for op, _ in v.uses)
+
+
+def stored(cost: int, v: Value, index_only: bool = False) -> bool:
+    """The shared decision: a generator of this cost for `v` is stored rather than recomputed."""
+    return cost > (CHEAP_INDEX if index_only else CHEAP) and needs_storage(v)
+
+
+def reduction_plan(vector_bits: int, elem_bits: int, n: int) -> tuple[int, int] | None:
+    """(V, A) for a row of `n` elements folded in A independent accumulators of V lanes (V from the vector width,
+    A up to 4 to hide the combine's latency), or None when the row does not split into whole vectors."""
+    v = vector_bits // elem_bits
+    if v < 2 or n % v:
+        return None
+    a = 1
+    while a < 4 and n % (v * a * 2) == 0:
+        a *= 2
+    return v, a
+
+
+def register_block(vector_bits: int, elem_bits: int, m: int, n: int) -> tuple[int, int, int] | None:
+    """(MR, NV, V) for a dot's m × n output: MR rows by NV vectors of V lanes held in registers across k, within
+    the accumulator registers the vector width has; None when n does not split into whole vectors."""
+    v = vector_bits // elem_bits
+    if v < 2 or n % v:
+        return None
+    nv = 1
+    while nv < 4 and n % (v * nv * 2) == 0:
+        nv *= 2
+    budget = _ACC_REGS.get(vector_bits, 8)
+    mr = 1
+    while mr * 2 * nv <= budget and m % (mr * 2) == 0 and mr < 8:
+        mr *= 2
+    return mr, nv, v
