@@ -7,8 +7,8 @@ J_{M±m}(x) that are negligible for M points; Y0 and Y1 from Neumann's series
 Y0 = (2/π)(ln(x/2) + γ)J0 - (4/π)Σ_k (-1)^k J_2k / k and its derivative (Y1 = -Y0'), whose sums over k fold into
 fixed weights of the same samples cos(x sin θ_j), sin(x sin θ_j). |x| > X: Hankel's asymptotic expansion
 √(2/(πx))(P cos χ ∓ Q sin χ) with χ = x - (ν/2 + 1/4)π, expressed through cos x and sin x.
-jn/yn of integer order |n| ≤ 64: yn by upward recurrence from y0, y1 (stable); jn by upward recurrence where
-|n| < |x| and Miller's downward recurrence (normalized by J0 + 2ΣJ_2k = 1) elsewhere; NaN beyond order 64.
+jn/yn of integer order |n| ≤ 32: yn by upward recurrence from y0, y1 (stable); jn by upward recurrence where
+|n| < |x| and Miller's downward recurrence (normalized by J0 + 2ΣJ_2k = 1) elsewhere; NaN beyond order 32.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .math_library_build import F, I, MathBuilder, is_f64
 
 #: precision -> (X, trapezoid points M, Neumann terms K, Hankel tolerance)
 _PLAN = {False: (10.0, 64, 15, 3e-9), True: (20.0, 120, 28, 1e-18)}
-N_MAX = 64
+N_MAX = 32
 
 
 @functools.cache
@@ -116,7 +116,7 @@ def _pair(m: MathBuilder, x: Value, nu: int, second_kind: bool) -> Value:
         return m.where(m.cmpf(F.ULT, x, 0.0), float("nan"), v)
     v = m.where(near, small[nu], j_large)
     v = m.where(m.cmpf(F.OEQ, a, float("inf")), 0.0, v)
-    return m.copysign(v, x) if nu == 1 else v
+    return m.where(m.cmpf(F.OLT, x, 0.0), m.neg(v), v) if nu == 1 else v  # J1 is odd
 
 
 def bessel_j(m: MathBuilder, nu: int, x: Value) -> Value:
@@ -158,7 +158,7 @@ def bessel_jn(m: MathBuilder, n: Value, x: Value) -> Value:
         j_prev, j = j, m.sub(m.mul(m.mul(inv2, float(k)), j), j_prev)
         up = m.where(m.icmp(I.EQ, mag, k + 1), j, up)
     # Miller's downward recurrence from far above, rescaled so that it never overflows
-    top = N_MAX + 56
+    top = N_MAX + 40
     big = 1e100 if is_f64(x) else 1e15
     nxt, cur = m.c(0.0, x), m.c(1e-30 if is_f64(x) else 1e-10, x)
     total, picked = m.c(0.0, x), m.c(0.0, x)

@@ -79,9 +79,12 @@ def mul(m: MathBuilder, a: Value, b: Value, mode: str) -> Value:
     if r.type.element == f32:
         e = m.sub(m.mul(m.ext(a), m.ext(b)), m.ext(r))  # the f32 product is exact in f64
     else:
+        # near underflow, scale both factors by 2^550 (r by 2^1100): the residual's sign survives even when the
+        # exact product is far below the smallest subnormal
         tiny = m.cmpf(F.OLT, m.abs(r), _TINY)
         plain = m.fma(a, b, m.neg(r))
-        scaled = m.fma(m.mul(a, _SCALE), b, m.neg(m.mul(r, _SCALE)))
+        half = 2.0**550
+        scaled = m.fma(m.mul(a, half), m.mul(b, half), m.neg(m.mul(m.mul(r, half), half)))
         e = m.where(tiny, scaled, plain)
     above, below = _sign_of(m, e)
     above, below = _with_overflow(m, r, above, below, _overflowed(m, r, a, b))
@@ -170,8 +173,8 @@ def int_to_float(m: MathBuilder, x: Value, to: Type, signed: bool, mode: str) ->
     too_big = m.cmpf(F.OGE, r, limit)
     back = m.cast(O.FPToSI if signed else O.FPToUI, r, x.type.element)
     gt, lt = (I.SGT, I.SLT) if signed else (I.UGT, I.ULT)
-    above = m.any(too_big, m.icmp(gt, back, x))
-    below = m.all(m.not_(too_big), m.icmp(lt, back, x))
+    below = m.any(too_big, m.icmp(gt, back, x))  # r lies above x: x is below r
+    above = m.all(m.not_(too_big), m.icmp(lt, back, x))
     return step(m, r, above, below, mode)
 
 
