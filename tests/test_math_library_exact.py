@@ -15,6 +15,9 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
+#: elementwise code: opencl@wg128 runs the same OpenCL C per element as opencl, so the two SDK backends suffice
+pytestmark = pytest.mark.parametrize("backend", ["cpu_ref", "opencl"], indirect=True)
+
 
 @triton.jit
 def binary_kernel(x_ptr, y_ptr, out_ptr, n, FN: tl.constexpr, MODE: tl.constexpr, BLOCK: tl.constexpr):
