@@ -125,7 +125,8 @@ class CPURefBackend(TargetBackend):
         ]
 
     def _features(self) -> str:
-        return ",".join(self.descriptor.features)
+        # AVX512-BF16/AVX-NE-CONVERT narrow to bf16 with subnormals flushed to zero: leave bf16 to the SDK's rounding
+        return ",".join((*self.descriptor.features, "-avx512bf16", "-avxneconvert"))
 
     def rule_table(self, options: Options) -> RuleTable:
         """cpu_ref's llvmlite rules; a derived vendor backend returns `RULES.derive(...)` with its own added."""

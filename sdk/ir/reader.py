@@ -32,6 +32,7 @@ import re
 import struct
 from typing import Any
 
+from ..numerics import bf16_value
 from .attrs import (
     ArrayAttr,
     Attribute,
@@ -137,9 +138,7 @@ def round_float(v: float, t: Type) -> float:
         if kind == FloatKind.F16:
             return struct.unpack("<e", struct.pack("<e", v))[0]
         if kind == FloatKind.BF16:
-            bits = struct.unpack("<I", struct.pack("<f", struct.unpack("<f", struct.pack("<f", v))[0]))[0]
-            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000  # round to nearest even
-            return struct.unpack("<f", struct.pack("<I", bits))[0]
+            return bf16_value(v)
     except OverflowError:
         return math.copysign(math.inf, v)
     return v

@@ -153,15 +153,19 @@ def lower_atomic_store(ctx: LoweringContext, op: O.AtomicStore) -> None:
     ptr, val = ctx.get(op.ptr), ctx.get(op.value)
     mask = ctx.get(op.mask) if op.mask is not None else None
 
+    def store(v: ir.Value, p: ir.Value) -> None:
+        # llvmlite's `store_atomic` asks the pointer for its pointee type, which opaque pointers do not have
+        ctx.b._insert(ir.instructions.StoreAtomicInstr(ctx.b.block, v, p, order, bit_width(v.type) // 8))
+
     def one(p: ir.Value, v: ir.Value, m: ir.Value | None) -> None:
         b = ctx.b
         if v.type == I1:
             v = b.zext(v, I8)
         if m is None:
-            b.store_atomic(v, p, order, bit_width(v.type) // 8)
+            store(v, p)
         else:
             with b.if_then(m):
-                b.store_atomic(v, p, order, bit_width(v.type) // 8)
+                store(v, p)
 
     if not op.ptr.type.is_tensor:
         one(ptr, val, mask)

@@ -17,6 +17,7 @@ from triton_backend_sdk.ir.core import BlockArgument, Value
 
 from .context import LoweringContext, Tile, linear_index
 from .convert import fp8_to_float
+from .numerics import narrow as narrow_float
 from .rules import RULES
 from .types import BF16, F16, F32, F64, I64, bit_width, fp8_format, is_float_type, llvm_type
 
@@ -190,5 +191,5 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
         batch([])
     if half:
         wide, rty = out, llvm_type(res.type)
-        out = ctx.materialize(Tile(shape, rty, gen=lambda b, idx: b.fptrunc(wide.element(b, idx), rty), cost=1))
+        out = ctx.materialize(Tile(shape, rty, gen=lambda b, idx: narrow_float(b, wide.element(b, idx), rty), cost=1))
     ctx.define(res, out)

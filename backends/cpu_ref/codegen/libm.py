@@ -12,6 +12,7 @@ from triton_backend_sdk.ir.dialects import libm as L
 
 from .context import LoweringContext
 from .elementwise import lift
+from .numerics import narrow
 from .rules import RULES
 from .types import F32, F64, llvm_type
 
@@ -44,6 +45,6 @@ def lower_libm(ctx: LoweringContext, op: L.LibmOp) -> None:
         b = ctx.b
         vals = [a if k == "i" or a.type == wide else b.fpext(a, wide) for k, a in zip(kinds, args)]
         r = b.call(ctx.intrinsic(name, wide, [v.type for v in vals]), vals)
-        return r if wide == ret else b.fptrunc(r, ret)
+        return r if wide == ret else narrow(b, r, ret)
 
     lift(ctx, op, call, weight=8)

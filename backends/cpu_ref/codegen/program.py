@@ -21,6 +21,7 @@ from triton_backend_sdk.options import Options
 from .context import LoweringContext
 from .control import lower_blocks
 from .debug import ASSERT_STATE
+from .numerics import define_libcalls
 from .types import I1, I8, I32, I64, PTR, VOID, llvm_type, storage_type
 
 PROGRAM_SUFFIX = ".program"
@@ -82,6 +83,7 @@ def lower_module(
     kernel = next(f for f in funcs if f.sym_name == kernel_name)
     functions[kernel_name].attributes.add("alwaysinline")
     _entry(llmod, kernel, functions[kernel_name], kernel_name, ASSERT_STATE in llmod.globals)
+    define_libcalls(llmod)
     return llmod
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 
 from llvmlite import ir
 from llvmlite.ir.types import _BaseFloatType
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import types as T
+from triton_backend_sdk.numerics import bf16_bits
 
 
 class BFloatType(_BaseFloatType):
@@ -29,10 +29,7 @@ BFloatType._create_instance()
 
 
 def float_to_bf16_bits(value: float) -> int:
-    bits = struct.unpack("<I", struct.pack("<f", value))[0]
-    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
-        return 0x7FC0
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+    return bf16_bits(value)
 
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)

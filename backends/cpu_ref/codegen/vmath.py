@@ -17,6 +17,7 @@ import math
 from llvmlite import ir
 
 from .context import LoweringContext
+from .numerics import narrow
 from .types import F32, F64, I32
 
 _LN2_HI = 0.693145751953125  # 0x3F317200: few mantissa bits, so n * _LN2_HI is exact for |n| < 2^11
@@ -87,7 +88,7 @@ def exp2_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:
 def _via_f32(ctx: LoweringContext, a: ir.Value, fn) -> ir.Value:
     if a.type == F32:
         return fn(ctx, a)
-    return ctx.b.fptrunc(fn(ctx, ctx.b.fpext(a, F32)), a.type)
+    return narrow(ctx.b, fn(ctx, ctx.b.fpext(a, F32)), a.type)
 
 
 def exp(ctx: LoweringContext, a: ir.Value) -> ir.Value:

@@ -13,6 +13,8 @@ import struct
 
 from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType, PointerType, Type
 
+from .numerics import bf16_round_helper
+
 INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
 UINT_C = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
 FLOAT_C = {
@@ -295,6 +297,13 @@ float tb_h2f(ushort h) {
   return as_float(sign | ((e + 112u) << 23) | (m << 13));
 }""",
     "tb_rnd_h": "float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
+    # the bits of an f16 value held in a float: tb_h2f's exact inverse, NaN payloads included (a bitcast moves them)
+    "tb_h2bits": """\
+ushort tb_h2bits(float f) {
+  uint x = as_uint(f), ax = x & 0x7fffffffu;
+  if (ax <= 0x7f800000u || (ax & 0x7fe000u) == 0u) return tb_f2h(f);
+  return (ushort)(((x >> 16) & 0x8000u) | 0x7c00u | ((ax >> 13) & 0x3ffu));
+}""",
     # fp64 -> fp8 through float without double rounding: float rounded to odd keeps a sticky bit for the final
     # round to nearest even (float has more than fp8's bits + 2)
     "tb_d2f_odd": """\
@@ -303,18 +312,9 @@ float tb_d2f_odd(double d) {
   return ((double)f != d && !isnan(d)) ? as_float(as_uint(f) | 1u) : f;
 }""",
     "tb_rnd_h_rtz": "float tb_rnd_h_rtz(float x) { return tb_h2f(tb_f2h_rtz(x)); }",
-    "tb_rnd_bf": """\
-float tb_rnd_bf(float f) {
-  uint x = as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return as_float((x & 0x80000000u) | 0x7fc00000u);
-  return as_float((x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u);
-}""",
-    "tb_rnd_bf_rtz": """\
-float tb_rnd_bf_rtz(float f) {
-  uint x = as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return as_float((x & 0x80000000u) | 0x7fc00000u);
-  return as_float(x & 0xffff0000u);
-}""",
+    # bf16 rounding: the SDK's one algorithm (triton_backend_sdk.numerics), spelled in C
+    "tb_rnd_bf": bf16_round_helper("tb_rnd_bf", rtz=False),
+    "tb_rnd_bf_rtz": bf16_round_helper("tb_rnd_bf_rtz", rtz=True),
     "tb_fmaximum": """\
 float tb_fmaximum(float a, float b) {
   if (isnan(a) || isnan(b)) return NAN;
@@ -358,5 +358,6 @@ double tb_atomic_add_f64(volatile __global double *p, double v) {
 #: helpers that call other helpers
 HELPER_DEPS: dict[str, tuple[str, ...]] = {
     "tb_rnd_h": ("tb_f2h", "tb_h2f"),
+    "tb_h2bits": ("tb_f2h",),
     "tb_rnd_h_rtz": ("tb_f2h_rtz", "tb_h2f"),
 }

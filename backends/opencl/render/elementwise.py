@@ -346,7 +346,7 @@ def _to_bits(ctx: RenderContext, t: Type, a: str) -> str:
     if CT.fp8_of(t) is not None:
         return f"{ctx.fp8_helper(t, 'enc')}({a})"
     if CT.is_half(t):
-        return f"{ctx.helper('tb_f2h')}({a})"
+        return f"{ctx.helper('tb_h2bits')}({a})"
     if CT.is_bf16(t):
         return f"((ushort)(as_uint({a}) >> 16))"
     if isinstance(t.element, FloatType):

@@ -1,0 +1,67 @@
+"""Float narrowing in LLVM IR through the SDK's one rounding (`triton_backend_sdk.numerics`).
+
+LLVM lowers `fptrunc` to bfloat to compiler-rt's `__truncsfbf2`, absent from the JIT's process (the kernel would not
+link), or, on CPUs with AVX512-BF16, to an instruction that flushes subnormals to zero. Every narrowing to bf16 in
+cpu_ref goes through `narrow` instead, which emits the SDK's integer rounding; other narrowings stay LLVM's `fptrunc`
+(correct for f16 with F16C and for f32).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from triton_backend_sdk.numerics import f32_to_bf16_bits
+
+from .types import BF16, F32, I16, I32
+
+
+class _LLVMOps:
+    def __init__(self, b: ir.IRBuilder) -> None:
+        self.b = b
+
+    def const(self, v: int) -> ir.Value:
+        return ir.Constant(I32, v)
+
+    def and_(self, a: ir.Value, c: ir.Value) -> ir.Value:
+        return self.b.and_(a, c)
+
+    def or_(self, a: ir.Value, c: ir.Value) -> ir.Value:
+        return self.b.or_(a, c)
+
+    def add(self, a: ir.Value, c: ir.Value) -> ir.Value:
+        return self.b.add(a, c)
+
+    def shr(self, a: ir.Value, k: int) -> ir.Value:
+        return self.b.lshr(a, ir.Constant(I32, k))
+
+    def ugt(self, a: ir.Value, c: ir.Value) -> ir.Value:
+        return self.b.icmp_unsigned(">", a, c)
+
+    def select(self, c: ir.Value, a: ir.Value, d: ir.Value) -> ir.Value:
+        return self.b.select(c, a, d)
+
+
+def f32_to_bf16(b: ir.IRBuilder, x: ir.Value, rtz: bool = False) -> ir.Value:
+    """An f32 value rounded to bf16 (nearest even, or toward zero)."""
+    bits = f32_to_bf16_bits(_LLVMOps(b), b.bitcast(x, I32), rtz)
+    return b.bitcast(b.trunc(bits, I16), BF16)
+
+
+def narrow(b: ir.IRBuilder, x: ir.Value, to: ir.Type) -> ir.Value:
+    """`fptrunc x to to`, with bf16 results (from f32) rounded by the SDK's integer rounding."""
+    if to == BF16:  # callers narrow f64 to f32 rounded to odd first where double rounding matters
+        return f32_to_bf16(b, x if x.type == F32 else b.fptrunc(x, F32))
+    return b.fptrunc(x, to)
+
+
+#: compiler-rt's f32 → bf16 routine, which LLVM calls for whatever bfloat narrowing it makes itself (a bfloat value
+#: kept in a register is an f32 on CPUs without AVX512-BF16, so even a copy narrows); defined in every kernel module
+LIBCALL = "__truncsfbf2"
+
+
+def define_libcalls(module: ir.Module) -> None:
+    """Define `__truncsfbf2` in `module` with the SDK's rounding, so that the kernel links without compiler-rt."""
+    if LIBCALL in module.globals:
+        return
+    fn = ir.Function(module, ir.FunctionType(BF16, [F32]), name=LIBCALL)
+    b = ir.IRBuilder(fn.append_basic_block())
+    b.ret(f32_to_bf16(b, fn.args[0]))
