@@ -26,7 +26,7 @@ from ..pipeline import PassContext, ir_pass
 from . import math_library_bessel as B
 from . import math_library_rounding as R
 from . import math_library_special as S
-from .build import replace
+from .build import replace, shaped
 from .math_library_build import I, MathBuilder
 
 Build = Callable[[MathBuilder, list[Value], Type], Value]
@@ -55,6 +55,8 @@ def _add(symbol: str, build: Build, accuracy: str, kind: str) -> None:
 
 
 def _variants(base: str, f32_name: str | None, f64_name: str | None) -> list[str]:
+    """The libdevice names of a function's f32 and f64 versions: "" is the default (`<base>f`, `<base>`), None
+    means libdevice has no such version."""
     out = []
     if f32_name is not None:
         out.append("__nv_" + (f32_name or base + "f"))
@@ -86,8 +88,7 @@ def _both(base: str, build: Build, accuracy: str, f32_name: str | None = "", f64
 
 
 def m_shape(args: list[Value], elem: Type) -> Type:
-    from .build import shaped
-
+    """`elem` in the operands' shape (scalar or tensor)."""
     return shaped(args[0].type, elem)
 
 
