@@ -6,7 +6,7 @@ conversions), and step r to its neighbour toward -inf (`_rd`) or +inf (`_ru`) wh
 `_rz` is `_rd` for positive results and `_ru` for negative ones. An overflow to ±inf of a finite exact result counts
 as rounding away from it. f32 products, quotients, square roots and fmas take their residual in f64, where it is
 exact; f64 ones scale tiny operands by powers of two so that the residual does not underflow. The f64 fma with a
-directed rounding is refused: its error term needs more than f64 operations give exactly.
+directed rounding is refused (no wider type to take its residual in).
 """
 
 from __future__ import annotations
@@ -238,7 +238,8 @@ def register(add_entry: Callable[[str, Callable, str, str], None], refused: dict
             "expansion",
         )
         refused[f"__nv_fma_{mode}"] = (
-            "an f64 fma with a directed rounding mode: its exact error term needs more than f64 operations"
+            "an f64 fma with a directed rounding mode is not emulated (an f32 fma computes its error exactly in f64; "
+            "f64 has no wider type here)"
         )
     for sym, cls in (("llrint", O.RoundEven), ("llround", O.Round)):
         for suffix in ("f", ""):
