@@ -145,8 +145,8 @@ def lower_while(ctx: LoweringContext, op: O.While) -> None:
     ctx.b.position_at_end(header)
     cond_op = lower_region_body(ctx, op.before, [s.read() for s in before_slots])
     assert isinstance(cond_op, O.Condition), f"scf.while before-region ends in {cond_op.op_name}"
-    write_all(ctx, after_slots, cond_op.operands[1:])
-    ctx.b.cbranch(ctx.scalar(cond_op.operands[0]), body, exit_)
+    write_all(ctx, after_slots, cond_op.args)
+    ctx.b.cbranch(ctx.scalar(cond_op.condition), body, exit_)
     ctx.b.position_at_end(body)
     term = lower_region_body(ctx, op.after, [s.read() for s in after_slots])
     write_all(ctx, before_slots, term.operands)

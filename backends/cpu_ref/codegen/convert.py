@@ -99,7 +99,7 @@ def rtz_narrow(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
 
 @RULES.register(O.FpToFp)
 def lower_fp_to_fp(ctx: LoweringContext, op: O.FpToFp) -> None:
-    src_t, dst_t = op.operands[0].type, op.result.type
+    src_t, dst_t = op.src.type, op.result.type
     src_fmt, dst_fmt = fp8_format(src_t), fp8_format(dst_t)
     to = llvm_type(dst_t)
     rtz = op.rounding == RoundingMode.RTZ

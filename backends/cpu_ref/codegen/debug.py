@@ -83,7 +83,7 @@ def launch_failed(ctx: LoweringContext, b: ir.IRBuilder | None = None) -> ir.Val
 @RULES.register(O.Assert)
 def lower_assert(ctx: LoweringContext, op: O.Assert) -> None:
     b = ctx.b
-    cond = ctx.get(op.operands[0])
+    cond = ctx.get(op.condition)
     if isinstance(cond, Tile):
         ok_slot = ctx.alloca(I8, 1, "assert.ok")
         b.store(ir.Constant(I8, 1), ok_slot)

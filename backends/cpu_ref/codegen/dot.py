@@ -138,7 +138,7 @@ def _loop_nest(ctx: LoweringContext, a: Tile, b_: Tile, out: Tile, bidx: list[ir
 def _accumulates_in_place(op: O.Dot) -> bool:
     """True for `acc = tt.dot(a, b, acc)` carried by the enclosing scf.for and used by nothing else: the loop's
     accumulator buffer can then be updated in place, saving a copy in and a copy out per iteration."""
-    acc = op.operands[2]
+    acc = op.c
     if not isinstance(acc, BlockArgument) or len(acc.uses) != 1 or acc.index < 1:
         return False
     body = acc.block
@@ -161,9 +161,9 @@ def _decoded(ctx: LoweringContext, t: Tile, v: Value) -> Tile:
 
 @RULES.register(O.Dot)
 def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
-    a, b_, c = (ctx.tile(v) for v in op.operands)
-    a = _decoded(ctx, a, op.operands[0])
-    b_ = _decoded(ctx, b_, op.operands[1])
+    a, b_, c = (ctx.tile(v) for v in (op.a, op.b, op.c))
+    a = _decoded(ctx, a, op.a)
+    b_ = _decoded(ctx, b_, op.b)
     a = a if a.buf is not None else ctx.materialize(a)
     b_ = b_ if b_.buf is not None else ctx.materialize(b_)
     res = op.result

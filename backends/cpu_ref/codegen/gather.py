@@ -17,8 +17,8 @@ from .types import I64, llvm_type
 
 @RULES.register(O.Gather)
 def lower_gather(ctx: LoweringContext, op: O.Gather) -> None:
-    src = ctx.tile(op.operands[0])
-    index = ctx.tile(op.operands[1])
+    src = ctx.tile(op.src)
+    index = ctx.tile(op.indices)
     if src.buf is None:
         src = ctx.materialize(src)
     axis = op.axis
@@ -36,8 +36,8 @@ def lower_gather(ctx: LoweringContext, op: O.Gather) -> None:
 
 @RULES.register(O.Histogram)
 def lower_histogram(ctx: LoweringContext, op: O.Histogram) -> None:
-    src = ctx.tile(op.operands[0])
-    mask = ctx.get(op.operands[1]) if len(op.operands) > 1 else None
+    src = ctx.tile(op.src)
+    mask = ctx.get(op.mask) if op.mask is not None else None
     res = op.result
     bins = res.type.shape[0]
     ety = llvm_type(res.type)

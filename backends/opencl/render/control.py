@@ -103,8 +103,8 @@ def render_while(ctx: RenderContext, op: O.While) -> None:
     with ctx.indent():
         cond_op = ctx.render_block(before)
         assert isinstance(cond_op, O.Condition)
-        cond = ctx.scalar(cond_op.operands[0])
-        assign_all(ctx, cond_op.operands[1:], results)
+        cond = ctx.scalar(cond_op.condition)
+        assign_all(ctx, cond_op.args, results)
         ctx.emit(f"if (!({cond})) break;")
         for arg, r in zip(after.args, results):
             ctx.values[arg] = r

@@ -49,7 +49,7 @@ def c_string(text: str) -> str:
 
 @OPENCL_RULES.register(O.Assert)
 def render_assert(ctx: RenderContext, op: O.Assert) -> None:
-    cond_v = op.operands[0]
+    cond_v = op.condition
     cond = ctx.get(cond_v)
     number = len(ctx.asserts)
     ctx.asserts.append([op.message, str(op.loc) if op.loc is not None else "<unknown>"])

@@ -17,7 +17,7 @@ from .rules import CSTYLE_RULES as RULES
 
 @RULES.register(O.Dot)
 def render_dot(ctx: RenderContext, op: O.Dot) -> None:
-    a_v, b_v, c_v = op.operands[:3]
+    a_v, b_v, c_v = op.a, op.b, op.c
     rank = len(a_v.type.shape)
     if rank not in (2, 3):
         raise ctx.unsupported(f"tl.dot of rank-{rank} operands (only 2-D and batched 3-D)", op)
@@ -78,7 +78,7 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
 def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc: str) -> None:
     """One work-item per program (a CPU device) holds whole row-major tiles: the product is computed in register
     blocks of R rows x (NV vectors of V columns), k innermost, with OpenCL vector types."""
-    a_v, b_v, c_v = op.operands[:3]
+    a_v, b_v, c_v = op.a, op.b, op.c
     a, b = (_registers(ctx, ctx.get(v)) for v in (a_v, b_v))
     c = ctx.get(c_v)
     if _dead_after(ctx, op, c_v, c):

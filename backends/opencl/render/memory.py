@@ -335,12 +335,12 @@ def render_atomic_rmw(ctx: RenderContext, op: O.AtomicRMW) -> None:
 
 @OPENCL_RULES.register(O.AtomicCAS)
 def render_atomic_cas(ctx: RenderContext, op: O.AtomicCAS) -> None:
-    ptr, cmp, val = (ctx.get(v) for v in op.operands[:3])
+    ptr, cmp, val = (ctx.get(v) for v in (op.ptr, op.cmp, op.val))
     _render_atomic(
         ctx,
         op,
         op.sem,
-        op.operands[0],
+        op.ptr,
         None,
         lambda idx, t: _cas_expr(ctx, op, t, ctx.element(ptr, idx), ctx.element(cmp, idx), ctx.element(val, idx)),
     )
@@ -350,9 +350,9 @@ def render_atomic_cas(ctx: RenderContext, op: O.AtomicCAS) -> None:
 def render_histogram(ctx: RenderContext, op: O.Histogram) -> None:
     """Counts in local memory with local atomics (values outside [0, bins) are ignored, as on the GPU; 3.9's
     optional mask drops masked-off elements), then read back into the result's layout."""
-    src_v = op.operands[0]
+    src_v = op.src
     src = ctx.get(src_v)
-    mask = ctx.get(op.operands[1]) if len(op.operands) > 1 else None
+    mask = ctx.get(op.mask) if op.mask is not None else None
     res = op.result
     bins = res.type.shape[0]
     if CT.int_width(src_v.type) not in (32, 64) or ctx.ctype(res) != "int":

@@ -77,7 +77,7 @@ def written_params(kernel: O.Func) -> list[int]:
         return all(trace(x, seen) for x in v.op.operands if isinstance(x.type.element, PointerType))
 
     for op in kernel.walk():
-        if isinstance(op, (O.Store, O.AtomicRMW, O.AtomicCAS)) and not trace(op.operands[0], set()):
+        if isinstance(op, (O.Store, O.AtomicRMW, O.AtomicCAS)) and not trace(op.ptr, set()):
             return sorted(params.values())
         if isinstance(op, O.Call):
             return sorted(params.values())

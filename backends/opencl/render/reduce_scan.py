@@ -57,7 +57,7 @@ def _results(ctx: RenderContext, op: Op, arrays: list[str], ctypes: list[str], p
 
 @RULES.register(O.Reduce)
 def render_reduce(ctx: RenderContext, op: O.Reduce) -> None:
-    shape = op.operands[0].type.shape
+    shape = op.srcs[0].type.shape
     check_pow2(shape, ctx.backend, op.loc)
     srcs = [ctx.get(v) for v in op.operands]
     ctypes = [ctx.ctype(v) for v in op.operands]
@@ -201,7 +201,7 @@ def _reduce_axis(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs:
 
 @RULES.register(O.Scan)
 def render_scan(ctx: RenderContext, op: O.Scan) -> None:
-    shape = op.operands[0].type.shape
+    shape = op.srcs[0].type.shape
     check_pow2(shape, ctx.backend, op.loc)
     srcs = [ctx.get(v) for v in op.operands]
     ctypes = [ctx.ctype(v) for v in op.operands]

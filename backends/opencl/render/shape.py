@@ -90,8 +90,8 @@ def render_broadcast(ctx: RenderContext, op: O.Broadcast) -> None:
 
 @RULES.register(O.ExpandDims, O.Reshape)
 def render_reshape(ctx: RenderContext, op: Op) -> None:
-    x = ctx.get(op.operands[0])
-    src_shape = op.operands[0].type.shape
+    x = ctx.get(op.src)
+    src_shape = op.src.type.shape
     if not isinstance(x, Tile):  # a scalar reshaped to a one-element tensor
         _result_tile(ctx, op, lambda idx: x, 0, True)
         return
@@ -116,8 +116,8 @@ def render_trans(ctx: RenderContext, op: O.Trans) -> None:
 
 @RULES.register(O.Join)
 def render_join(ctx: RenderContext, op: O.Join) -> None:
-    a, b = ctx.get(op.operands[0]), ctx.get(op.operands[1])
-    src_shape = op.operands[0].type.shape
+    a, b = ctx.get(op.lhs), ctx.get(op.rhs)
+    src_shape = op.lhs.type.shape
     ca, ia = _src_info(ctx, a)
     cb, ib = _src_info(ctx, b)
 
@@ -150,8 +150,8 @@ def render_split(ctx: RenderContext, op: O.Split) -> None:
 
 @RULES.register(O.Cat)
 def render_cat(ctx: RenderContext, op: O.Cat) -> None:
-    a, b = ctx.get(op.operands[0]), ctx.get(op.operands[1])
-    sa, sb = op.operands[0].type.shape, op.operands[1].type.shape
+    a, b = ctx.get(op.lhs), ctx.get(op.rhs)
+    sa, sb = op.lhs.type.shape, op.rhs.type.shape
     ca, ia = _src_info(ctx, a)
     cb, ib = _src_info(ctx, b)
     n0 = sa[0]
@@ -167,8 +167,8 @@ def render_cat(ctx: RenderContext, op: O.Cat) -> None:
 
 @RULES.register(O.Gather)
 def render_gather(ctx: RenderContext, op: O.Gather) -> None:
-    src, ind = ctx.get(op.operands[0]), ctx.get(op.operands[1])
-    src_shape, axis = op.operands[0].type.shape, op.axis
+    src, ind = ctx.get(op.src), ctx.get(op.indices)
+    src_shape, axis = op.src.type.shape, op.axis
     n = src_shape[axis]
 
     def gen(idx: Idx) -> str:
