@@ -151,6 +151,14 @@ tt.assert %m, "boom" : tensor<4xi1>
 ^bb0(%wb: i32):
   scf.yield %wb : i32
 }
+%me = "tt.map_elementwise"(%x, %y) <{pack = 1 : i32}> ({
+^bb0(%ma: f32, %mb: f32):
+  %mc = arith.cmpf ogt, %ma, %mb : f32
+  cf.cond_br %mc, ^bb1(%ma : f32), ^bb1(%mb : f32)
+^bb1(%mr: f32):
+  tt.map_elementwise.return %mr : f32
+}) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+%poison = ub.poison : i32
 cf.assert %b, "never"
 ttg.barrier all
 """
@@ -247,7 +255,7 @@ def test_generic_form_carries_segment_sizes_and_properties() -> None:
         '"cf.cond_br"(%c, %a) [^bb1, ^bb2] <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (i1, i32) -> ()',
     )
     m2 = parse_ttir(generic)
-    br2 = next(op for op in m2.walk() if isinstance(op, O.CondBr))
+    br2 = [op for op in m2.walk() if isinstance(op, O.CondBr)][-1]
     assert br2.segment_sizes == (1, 1, 0) and br2.true_args[0].name == "a"
     assert print_module(m2) == text
     x = next(op for op in m2.walk() if isinstance(op, O.Load))

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     extern,
     gather,
     libm,
+    map_elementwise,
     memory,
     reduce_scan,
     shape,

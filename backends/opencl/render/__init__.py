@@ -1,6 +1,6 @@
 """SDK IR → OpenCL C. Rule modules register into the tables on import; `render_module` renders one kernel."""
 
-from . import control, debug, dot, elementwise, libm, memory, reduce_scan, shape  # noqa: F401  (rules register on import)
+from . import control, debug, dot, elementwise, libm, map_elementwise, memory, reduce_scan, shape  # noqa: F401  (rules register on import)
 from .language import OPENCL, CStyleLanguage, OpenCLLanguage
 from .program import RenderedKernel, render_module
 from .rules import CSTYLE_RULES, OPENCL_RULES

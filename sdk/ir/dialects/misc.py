@@ -1,4 +1,4 @@
-"""Ops of other dialects that Triton kernels carry into TTIR: barriers and assumptions."""
+"""Ops of other dialects that Triton kernels carry into TTIR: barriers, assumptions, poison values."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from ..attrs import StringAttr
 from ..core import Op, register_op
-from ..fields import Operand, StrProp
+from ..fields import Operand, Result, StrProp
 
 
 @register_op
@@ -46,3 +46,14 @@ class Assume(Op):
 
     name = "llvm.intr.assume"
     condition = Operand()
+
+
+@register_op
+class Poison(Op):
+    """`ub.poison : T`: a value of type T that nothing may depend on (Triton's placeholder for values a path never
+    defines, e.g. the results of a function that only returns early); backends give it any value (zero)."""
+
+    name = "ub.poison"
+    pure = True
+    result = Result()
+    assembly_format = "attr-dict : type($result)"

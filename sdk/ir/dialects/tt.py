@@ -758,6 +758,44 @@ class DotScaled(Op):
     )
 
 
+@register_op
+class MapElementwiseReturn(ReturnLike):
+    name = "tt.map_elementwise.return"
+
+
+@register_op
+class MapElementwise(Op):
+    """`tt.map_elementwise` (from `tl.map_elementwise(fn, *tensors)`): the region maps one element of each source
+    (`pack` consecutive ones each, with pack > 1) to one element of each result; it may branch between blocks.
+    Triton prints it in the generic form."""
+
+    name = "tt.map_elementwise"
+    pure = True
+    srcs = VarOperand()
+    pack = IntProp(default=1)
+
+    @property
+    def body(self) -> Region:
+        return self.regions[0]
+
+    def verify_(self) -> None:
+        if len(self.regions) != 1 or not self.body.blocks:
+            raise IRVerificationError("needs one region", self)
+        entry, n = self.body.blocks[0], self.pack
+        want = [v.type.element for v in self.srcs for _ in range(n)]
+        if [a.type for a in entry.args] != want:
+            got = ", ".join(str(a.type) for a in entry.args)
+            raise IRVerificationError(f"region arguments ({got}) are not {n} element(s) of each source", self)
+        elems = [r.type.element for r in self.results for _ in range(n)]
+        for block in self.body.blocks:
+            term = block.ops[-1] if block.ops else None
+            if isinstance(term, MapElementwiseReturn) and [v.type for v in term.operands] != elems:
+                raise IRVerificationError(f"returns ({', '.join(str(v.type) for v in term.operands)})", term)
+        shapes = {v.type.shape for v in (*self.srcs, *self.results)}
+        if len(shapes) > 1:
+            raise IRVerificationError(f"sources and results of different shapes {sorted(shapes)}", self)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Debug ops
 
