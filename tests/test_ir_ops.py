@@ -456,3 +456,19 @@ def test_verifier_checks_segments() -> None:
         ld.segment_sizes = (1, 1, 0)
 
     assert "segment sizes [1, 1, 0] do not fit its 1 operands" in _verify_error(bad)
+
+
+def test_libm_ops_round_trip_in_generic_form() -> None:
+    from triton_backend_sdk.ir.dialects.libm import LIBM_OPS
+
+    lines = []
+    for k, cls in enumerate(LIBM_OPS):
+        args = ", ".join("%f" if s == "f" else "%i" for s in cls.signature)
+        types = ", ".join("f32" if s == "f" else "i32" for s in cls.signature)
+        lines.append(f'    %{k} = "{cls.name}"({args}) : ({types}) -> f32\n')
+    text = "module {\n  tt.func @k(%f: f32, %i: i32) {\n" + "".join(lines) + "    tt.return\n  }\n}\n"
+    m = parse_ttir(text)
+    verify(m)
+    assert print_module(m) == text
+    jn = next(op for op in m.walk() if op.name == "libm.jn")
+    assert jn.n.name == "i" and jn.x.name == "f"

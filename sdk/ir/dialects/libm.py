@@ -5,13 +5,15 @@ as in C). Backends render them natively: cpu_ref calls the C math library (or an
 built-in of the same name. `sdk/transforms/math_library.py` emits them for Triton's `__nv_*` libdevice functions and
 expands the ones a backend has no rule for (Bessel functions, sinpi/cospi) into portable SDK IR.
 
-They read and print in MLIR's generic form: `%y = "libm.hypot"(%a, %b) : (f32, f32) -> f32`.
+They read and print in MLIR's generic form: `%y = "libm.hypot"(%a, %b) : (f32, f32) -> f32`; their fields name the
+operands in C's order (`x`, `y`, `n`).
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from ..fields import Operand, Result
 from ..ops import ElementwiseOp, register_op
 
 
@@ -26,10 +28,15 @@ class LibmOp(ElementwiseOp):
 
 class LibmUnary(LibmOp):
     signature = ("f",)
+    x = Operand()
+    result = Result()
 
 
 class LibmBinary(LibmOp):
     signature = ("f", "f")
+    x = Operand()
+    y = Operand()
+    result = Result()
 
 
 @register_op
@@ -119,6 +126,9 @@ class Ldexp(LibmOp):
     name = "libm.ldexp"
     function = "ldexp"
     signature = ("f", "i")
+    x = Operand()
+    n = Operand()
+    result = Result()
 
 
 @register_op
@@ -128,6 +138,9 @@ class Jn(LibmOp):
     name = "libm.jn"
     function = "jn"
     signature = ("i", "f")
+    n = Operand()
+    x = Operand()
+    result = Result()
 
 
 @register_op
@@ -135,6 +148,9 @@ class Yn(LibmOp):
     name = "libm.yn"
     function = "yn"
     signature = ("i", "f")
+    n = Operand()
+    x = Operand()
+    result = Result()
 
 
 #: every libm op class
