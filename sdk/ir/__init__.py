@@ -3,6 +3,10 @@
 module = parse_ttir(compiled.asm["ttir"])   # TTIR text (Triton 3.7 or 3.9) -> Module
 verify(module)                              # IRVerificationError naming op and location if malformed
 text = print_module(module)                 # Module -> TTIR-like text that parse_ttir reads back
+
+Each op is one declared class in `dialects/` (fields, `assembly_format`, `verify_`; see `fields.py`, `syntax.py`),
+all re-exported by `ops`; the reader, printer and verifier ask the class. Passes build ops with typed builders
+(`ops.AddI.build(a, b)`, `ops.Constant.from_int(0, i64)`) and place them with `rewriter.Rewriter`.
 """
 
 from .attrs import (
