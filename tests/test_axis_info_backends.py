@@ -151,10 +151,9 @@ def test_tutorial_01_opencl_c_has_no_run_time_contiguity_checks(ocl):
 
 def test_tutorial_03_opencl_c_reads_proven_rows_without_checks(ocl):
     """One work-item per program (a CPU device): the loop-carried `a_ptrs` tile is proven consecutive along its rows
-    (whole rows of BLOCK_K), so a's per-element row check is gone. b's rows (`offs_bn = (...) % N`) keep theirs: the
-    shared integer-semantics pass rewrites `% N` into a guarded form (`select(N == 0, -1, x % select(N in {0, -1},
-    1, N))`), whose facts AxisInfo cannot carry through without assuming N != 0 (Triton's analysis sees the plain
-    `remsi` and proves runs of 16 there)."""
+    (whole rows of BLOCK_K), so a's per-element row check is gone. b's rows (`offs_bn = (...) % N`) are proven runs
+    of 16 too: the shared integer-semantics pass rewrites `% N` into a guarded form (`select(N == 0, -1, x %
+    select(N in {0, -1}, 1, N))`) and carries the plain `remsi`'s facts (Triton's, assuming N != 0) onto it."""
     M = N = K = 128
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(M, K, generator=g).half(), torch.randn(K, N, generator=g).half()
@@ -179,5 +178,6 @@ def test_tutorial_03_opencl_c_reads_proven_rows_without_checks(ocl):
     )
     torch.testing.assert_close(c.float(), (a.float() @ b.float()), atol=2e-2, rtol=2e-2)
     src = k.asm["cl"]
-    assert src.count(" &= (") == 1  # b's rows only
+    assert " &= (" not in src  # no run-time row check left
     assert re.search(r"= t_\w+\[q\d* \* 32u\];", src)  # a's proven runs of 32, each read from its first pointer
+    assert re.search(r"= t_\w+\[q\d* \* 16u\];", src)  # b's proven runs of 16 (gcd(64, divisibility of N))

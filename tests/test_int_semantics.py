@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from triton_backend_sdk.analysis.axis_info import analyze
+from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import parse_ttir, print_module, verify
 from triton_backend_sdk.transforms import legalization_passes
 from triton_backend_sdk.transforms.int_semantics import IntSemantics
@@ -175,6 +177,44 @@ def test_ceildiv_and_floordiv_expand_to_one_guarded_quotient() -> None:
     assert out.count("arith.cmpi eq, %c") == 2  # the divisor's guards are made once for quotient and remainder
     assert "arith.divsi" in out and "arith.remsi" in out and "floordivsi" not in out
     assert out.splitlines()[-1].startswith("%q = arith.subi")
+
+
+_FACTS_BODY = """
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %s = tt.splat %n : i32 -> tensor<64xi32>
+    %m = arith.remsi %r, %s : tensor<64xi32>
+    %q = arith.divui %r, %s : tensor<64xi32>
+"""
+
+
+def test_the_plain_ops_axis_info_is_carried_onto_the_guarded_form() -> None:
+    """`arange(64) % n` with n % 16 == 0: runs of 16 consecutive values starting at multiples of 16 (Triton's
+    facts, which assume n != 0); `arange(64) // n` is constant over runs of 16. The guards hide both from AxisInfo,
+    so the final select states them as hints (and the analysis reads them back)."""
+    out = _run("%n: i32 {tt.divisibility = 16 : i32}", _FACTS_BODY)
+    hints = "tt.constancy = dense<{}> : tensor<1xi32>, tt.contiguity = dense<{}> : tensor<1xi32>, "
+    hints += "tt.divisibility = dense<{}> : tensor<1xi32>"
+    lines = out.splitlines()
+    assert lines[10] == "%m = arith.select %1, %2, %7 {" + hints.format(1, 16, 16) + "} : tensor<64xi1>, tensor<64xi32>"
+    assert (
+        lines[-1] == "%q = arith.select %9, %13, %12 {" + hints.format(16, 1, 1) + "} : tensor<64xi1>, tensor<64xi32>"
+    )
+    assert sum("tt.contiguity" in line for line in lines) == 2  # nothing else carries a hint
+
+
+def test_carried_facts_are_what_the_analysis_finds_on_the_plain_ops() -> None:
+    text = f"module {{\n  tt.func public @k(%n: i32 {{tt.divisibility = 16 : i32}}) {{{_FACTS_BODY}    tt.return\n  }}\n}}\n"
+    module = parse_ttir(text)
+    func = next(op for op in module.walk() if isinstance(op, O.Func))
+    values = {v.name: v for op in func.walk() for v in op.results if v.name in ("m", "q")}
+    plain = analyze(func)
+    want = {k: plain[v] for k, v in values.items()}
+    IntSemantics().run(module, None)
+    guarded = analyze(func)
+    values = {v.name: v for op in func.walk() for v in op.results if v.name in ("m", "q")}
+    for k, v in values.items():
+        assert str(guarded[v]) == str(want[k])
+    assert guarded[values["m"]].contiguity == (16,) and guarded[values["q"]].constancy == (16,)
 
 
 def test_ops_without_edge_cases_are_left_alone() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from triton_backend_sdk.analysis.tile_model import (
+    CHAIN_COST,
     CHEAP,
     CHEAP_INDEX,
     needs_storage,
@@ -12,21 +13,35 @@ from triton_backend_sdk.analysis.tile_model import (
     register_block,
     stored,
 )
+from triton_backend_sdk.analysis.uses import load_sink, sink_of
 from triton_backend_sdk.ir import parse_ttir
 
 _TEXT = """module {
-  tt.func public @k(%x: !tt.ptr<f32>, %n: i32) {
+  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<i32>, %n: i32) {
     %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
     %once = arith.muli %r, %r : tensor<64xi32>
     %twice = arith.addi %r, %r : tensor<64xi32>
     %a = arith.addi %once, %twice : tensor<64xi32>
     %b = arith.muli %twice, %a : tensor<64xi32>
+    %sinks = arith.subi %r, %r : tensor<64xi32>
+    %ps = tt.splat %y : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+    %pp = tt.addptr %ps, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+    tt.store %pp, %sinks : tensor<64x!tt.ptr<i32>>
+    %e = tt.expand_dims %sinks {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %bc = tt.broadcast %e : tensor<1x64xi32> -> tensor<4x64xi32>
+    %ld = tt.load %pp : tensor<64x!tt.ptr<i32>>
+    %sq = arith.muli %ld, %ld : tensor<64xi32>
+    %sum = arith.addi %sq, %ld : tensor<64xi32>
+    tt.store %pp, %sum : tensor<64x!tt.ptr<i32>>
+    %ld2 = tt.load %pp : tensor<64x!tt.ptr<i32>>
+    %cross = arith.addi %ld2, %ld2 : tensor<64xi32>
+    tt.store %pp, %ld2 : tensor<64x!tt.ptr<i32>>
     %c0 = arith.constant 0 : i32
     %c4 = arith.constant 4 : i32
     %c1 = arith.constant 1 : i32
-    %l = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %b) -> (tensor<64xi32>) : i32 {
+    %l:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %b, %acc2 = %bc) -> (tensor<64xi32>, tensor<4x64xi32>) : i32 {
       %s = arith.addi %acc, %once : tensor<64xi32>
-      scf.yield %s : tensor<64xi32>
+      scf.yield %s, %acc2 : tensor<64xi32>, tensor<4x64xi32>
     }
     tt.return
   }
@@ -40,15 +55,33 @@ def _values() -> dict[str, object]:
 
 def test_a_value_used_twice_or_inside_a_loop_needs_storage() -> None:
     v = _values()
-    assert needs_storage(v["twice"])  # two users
+    assert needs_storage(v["sinks"])  # two users leading to two sinks (a store and the loop)
     assert needs_storage(v["once"])  # its second user is in the loop body
     assert not needs_storage(v["a"])  # one user, same block
 
 
+def test_several_uses_in_one_elementwise_chain_are_recomputed() -> None:
+    """`twice` feeds `a` and `b = twice * a`, one chain into one sink (the loop's init): each element of the sink
+    evaluates `twice` at that element only, so it is recomputed there unless that costs more than CHAIN_COST."""
+    v = _values()
+    assert sink_of(v["twice"]) is v["l"].owner
+    assert not needs_storage(v["twice"]) and not needs_storage(v["twice"], CHAIN_COST)
+    assert needs_storage(v["twice"], CHAIN_COST + 1)
+    assert not stored(CHEAP + 1, v["twice"])
+
+
+def test_load_sink_accepts_several_uses_in_one_chain_only_with_no_write_between() -> None:
+    v = _values()
+    ld, ld2 = v["ld"].owner, v["ld2"].owner
+    assert load_sink(ld) is v["sum"].uses[0][0]  # ld * ld + ld, read once per element in the store's loop
+    assert load_sink(ld2) is None  # two sinks: the unused `cross` and the store
+    assert sink_of(v["sinks"]) is None and sink_of(v["cross"]) is None  # two sinks; no use at all
+
+
 def test_cheap_generators_are_recomputed_index_arithmetic_longer() -> None:
-    twice = _values()["twice"]
-    assert not stored(CHEAP, twice) and stored(CHEAP + 1, twice)
-    assert not stored(CHEAP_INDEX, twice, index_only=True) and stored(CHEAP_INDEX + 1, twice, index_only=True)
+    sinks = _values()["sinks"]
+    assert not stored(CHEAP, sinks) and stored(CHEAP + 1, sinks)
+    assert not stored(CHEAP_INDEX, sinks, index_only=True) and stored(CHEAP_INDEX + 1, sinks, index_only=True)
     assert not stored(100, _values()["a"])
 
 

@@ -9,9 +9,10 @@ The facts are Triton's (lib/Analysis/AxisInfo.cpp), so a backend can vectorize w
 All three are powers of two. Scalars have rank 1 (shape [1]). Seeds: the kernel signature (`tt.divisibility` that
 Triton 3.9 puts on pointers aligned to 16 bytes and integers divisible by 16; integers equal to 1 are constexprs and
 never reach the IR), integer constants, `tt.make_range`, hints (`tt.contiguity`/`tt.divisibility`/`tt.constancy` on
-ops, from `tl.max_contiguous`/`tl.multiple_of`). Facts propagate forward in one pass; loop-carried values meet their
-initial and yielded facts until nothing changes. Masked-off and overflowing elements are not modelled: an i32 offset
-is assumed not to wrap, as Triton assumes.
+ops, from `tl.max_contiguous`/`tl.multiple_of`, and those the integer-semantics pass carries onto its guarded
+forms). Facts propagate forward in one pass; loop-carried values meet their initial and yielded facts until nothing
+changes. Masked-off and overflowing elements are not modelled: an i32 offset is assumed not to wrap, and a divisor
+not to be 0, as Triton assumes.
 
 `analyze(func)` returns an `AxisInfoMap`; `info[value].contiguity[dim]` etc., and `info.text()` for golden tests.
 """
@@ -523,10 +524,15 @@ def _hint(attr: object, rank: int) -> tuple[int, ...] | None:
     return None
 
 
+#: the attributes that state a value's facts (contiguity, divisibility, constancy), one value per dimension
+HINTS = ("tt.contiguity", "tt.divisibility", "tt.constancy")
+
+
 def _with_hints(info: AxisInfo, get: Callable[[str], object]) -> AxisInfo:
-    c = _hint(get("tt.contiguity"), info.rank) or info.contiguity
-    v = _hint(get("tt.divisibility"), info.rank) or info.divisibility
-    k = _hint(get("tt.constancy"), info.rank) or info.constancy
+    c, v, k = (
+        _hint(get(name), info.rank) or have
+        for name, have in zip(HINTS, (info.contiguity, info.divisibility, info.constancy))
+    )
     if (c, v, k) == (info.contiguity, info.divisibility, info.constancy):
         return info
     return AxisInfo(c, v, k, info.constant)

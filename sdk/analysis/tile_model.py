@@ -11,27 +11,35 @@ only its rendering of a tile (an LLVM buffer and element generator, a C array an
 from __future__ import annotations
 
 from ..ir.core import Op, Value
+from .uses import sink_of
 
 #: generators cheaper than this are recomputed at each use instead of being stored
 CHEAP = 4
 #: generators of pure index arithmetic are recomputed up to this cost (a scratch-memory round trip costs more)
 CHEAP_INDEX = 24
+#: generators used several times in one elementwise chain (`needs_storage`) are recomputed up to this cost: a
+#: backend that spells a generator as text repeats it per use
+CHAIN_COST = 48
 #: accumulator vector registers a dot's register block may hold, by vector width (x86: 32 zmm, 16 ymm/xmm)
 _ACC_REGS = {512: 16, 256: 8, 128: 8}
 
 
-def needs_storage(v: Value) -> bool:
-    """Whether a costly generator for `v` must be stored: it is used more than once, or by an op in another block
-    (a loop body, which would recompute it every iteration)."""
-    if len(v.uses) > 1:
-        return True
+def needs_storage(v: Value, cost: int = 0) -> bool:
+    """Whether a costly generator for `v` must be stored: it is used by an op in another block (a loop body, which
+    would recompute it every iteration), or more than once — unless all its uses lie in one elementwise chain into
+    one sink (`uses.sink_of`: each sink element then evaluates `v` at that element only, and the compiler merges
+    the repeats) and recomputing it costs at most CHAIN_COST."""
     home = v.owner.parent if isinstance(v.owner, Op) else v.owner
-    return any(op.parent is not home for op, _ in v.uses)
+    if any(op.parent is not home for op, _ in v.uses):
+        return True
+    if len(v.uses) <= 1:
+        return False
+    return cost > CHAIN_COST or sink_of(v) is None
 
 
 def stored(cost: int, v: Value, index_only: bool = False) -> bool:
     """The shared decision: a generator of this cost for `v` is stored rather than recomputed."""
-    return cost > (CHEAP_INDEX if index_only else CHEAP) and needs_storage(v)
+    return cost > (CHEAP_INDEX if index_only else CHEAP) and needs_storage(v, cost)
 
 
 def reduction_plan(vector_bits: int, elem_bits: int, n: int) -> tuple[int, int] | None:

@@ -1,37 +1,81 @@
-"""Where a tile load may be read: at its consumer instead of its own position.
+"""Where a tile value may be read: at its consumer instead of its own position.
 
 Backends that evaluate tiles lazily (a generator per element, fused into the loop of whoever consumes it) can read a
 load's elements inside its consumer's loop — for a vector add, one loop of loads, add and store instead of buffers
 filled first. That moves the reads later, so it is only sound when no write can happen in between: the value must
-flow through single-use pure ops of the same block into one sink, and every op between the load and that sink must
-be pure or another (non-volatile) load.
+flow through pure ops of the same block into one sink, and every op between the load and that sink must be pure or
+another (non-volatile) load.
+
+A value may have several uses on its way to the sink (the integer-semantics guards read a divisor three times:
+`select(c == 0, .., a / select(c == 0 | c == -1, 1, c))`) when all of them are elementwise ops of one chain: the
+sink's loop then evaluates the value's element at the one index it is at, several times in one iteration, which a
+compiler merges into one read (no write lies between: the reads are pure and in one place).
 """
 
 from __future__ import annotations
 
 from ..ir import ops as O
-from ..ir.core import Op
+from ..ir.core import Block, Op, Value
+
+
+def _chain_op(op: Op) -> bool:
+    """A pure op the generator chain runs through (one tensor result, no regions)."""
+    return op.pure and not op.regions and len(op.results) == 1 and op.results[0].type.is_tensor
+
+
+def _elementwise(op: Op, shape: tuple[int, ...]) -> bool:
+    """Maps element i of its `shape`d operands to element i of its result (same index, so several reads merge)."""
+    return op.elementwise and op.results[0].type.shape == shape
+
+
+def sink_of(v: Value) -> Op | None:
+    """The one op where `v`'s value ends up, through pure tensor ops of `v`'s block, or None.
+
+    A single-use path may run through any pure op (broadcast, trans: the sink reads the element it maps to). Where
+    a value of the chain has several uses, every op of the chain must be elementwise on `v`'s shape, so that each
+    sink element reads `v` at that element only; the chain must still end in one sink."""
+    block = v.owner.parent if isinstance(v.owner, Op) else v.owner
+    if not isinstance(block, Block) or not v.type.is_tensor:
+        return None
+    shape = v.type.shape
+    chain: set[Op] = set()
+    sink: Op | None = None
+    branched = False
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if not x.uses:
+            return None
+        branched = branched or len(x.uses) > 1
+        for user, _ in x.uses:
+            if user.parent is not block:
+                return None
+            if user in chain:
+                continue
+            if _chain_op(user):
+                chain.add(user)
+                todo.append(user.results[0])
+            elif sink is None or sink is user:
+                sink = user
+            else:
+                return None
+    if branched and not all(_elementwise(op, shape) for op in chain):
+        return None
+    return sink
 
 
 def load_sink(load: O.Load) -> Op | None:
-    """The op that consumes `load`'s value (through single-use pure tensor ops of the same block) if the load can be
-    read there; None when it cannot."""
+    """The op that consumes `load`'s value (through pure tensor ops of the same block, see `sink_of`) if the load
+    can be read there; None when it cannot."""
     block = load.parent
     if block is None or load.is_volatile or not load.result.type.is_tensor:
         return None
-    v = load.result
-    while True:
-        if len(v.uses) != 1:
-            return None
-        user = v.uses[0][0]
-        if user.parent is not block:
-            return None
-        if not (user.pure and not user.regions and len(user.results) == 1 and user.results[0].type.is_tensor):
-            break
-        v = user.results[0]
+    sink = sink_of(load.result)
+    if sink is None:
+        return None
     ops = block.ops
-    start, end = ops.index(load), ops.index(user)
+    start, end = ops.index(load), ops.index(sink)
     for o in ops[start + 1 : end]:
         if not ((o.pure and not o.regions) or (isinstance(o, O.Load) and not o.is_volatile)):
             return None
-    return user
+    return sink

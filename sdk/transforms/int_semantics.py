@@ -17,15 +17,23 @@ path computes, as recorded on an H200 (Triton 3.6; tests/data/int_semantics_cuda
   pattern (INT_MIN, or 2^(w-1) unsigned).
 
 `tt.mulhiui` is total (both backends spell it natively) and is left alone.
+
+AxisInfo cannot see through the guards (`x % select(N == 0, 1, N)` is not `x % N` to it), so the pass analyzes each
+function first and states the plain op's facts on the guarded result as `tt.contiguity`/`tt.divisibility`/
+`tt.constancy` hints where the guarded form proves less (`_carry_facts`): tutorial 03's `offs_bn = (...) % N` keeps
+its runs of 16.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from ..analysis.axis_info import HINTS, AxisInfo, AxisInfoMap, analyze
 from ..ir import ops as O
 from ..ir.attrs import DenseAttr, IntegerAttr
 from ..ir.core import Module, Op, Value
 from ..ir.enums import CmpFPredicate, CmpIPredicate, EnumAttr
-from ..ir.types import FloatKind, FloatType, IntType, Type, f32, f64, i1
+from ..ir.types import FloatKind, FloatType, IntType, TensorType, Type, f32, f64, i1, i32
 from ..pipeline import IRPass, PassContext
 from .build import Builder, replace, shaped
 
@@ -68,25 +76,69 @@ class IntSemantics(IRPass):
     name = "int-semantics"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        for op in list(module.walk()):
-            if isinstance(op, _DIVISIONS + _ROUNDED + _SHIFTS) and _int_elem(op.result) is not None:
-                b = _Builder(op)
-                a, c = op.operands
-                if isinstance(op, _DIVISIONS):
-                    new = division(b, type(op), a, c)
-                elif isinstance(op, _ROUNDED):
-                    new = _rounded_division(b, op, a, c)
-                else:
-                    new = shift(b, type(op), a, c)
-                _replace(op, new)
-            elif isinstance(op, _CONVERSIONS) and _convertible(op):
-                _replace(op, float_to_int(_Builder(op), op.src, op.result.type, isinstance(op, O.FPToSI)))
+        for func in [op for op in module.walk() if isinstance(op, O.Func)]:
+            before = analyze(func)
+            replaced = [(new, before[op.result]) for op, new in _expand(func)]
+            if replaced:
+                _carry_facts(replaced, analyze(func))
+
+
+def _expand(func: O.Func) -> Iterator[tuple[Op, Value]]:
+    """Replaces each op the pass expands; yields it with the value that now stands for its result."""
+    for op in list(func.walk()):
+        if isinstance(op, _DIVISIONS + _ROUNDED + _SHIFTS) and _int_elem(op.result) is not None:
+            b = _Builder(op)
+            a, c = op.operands
+            if isinstance(op, _DIVISIONS):
+                new = division(b, type(op), a, c)
+            elif isinstance(op, _ROUNDED):
+                new = _rounded_division(b, op, a, c)
+            else:
+                new = shift(b, type(op), a, c)
+        elif isinstance(op, _CONVERSIONS) and _convertible(op):
+            new = float_to_int(_Builder(op), op.src, op.result.type, isinstance(op, O.FPToSI))
+        else:
+            continue
+        yield op, new
+        _replace(op, new)
 
 
 def _replace(op: Op, new: Value) -> None:
     """`op`'s uses now read `new`, which takes its name (dumps and error messages keep the kernel's names)."""
     new.name = op.result.name
     replace(op, [new])
+
+
+def _carry_facts(replaced: list[tuple[Value, AxisInfo]], after: AxisInfoMap) -> None:
+    """Puts the replaced ops' AxisInfo facts on the values standing for them, as the hint attributes the analysis
+    reads, where the guarded form proves less (AxisInfo cannot see that `x % select(c == 0, 1, c)` is `x % c`).
+
+    The carried facts are those of the plain op, which Triton's analysis derives assuming a nonzero divisor (and,
+    as everywhere in AxisInfo, no overflow): where the divisor is 0 the result is the guard's constant, which the
+    facts do not describe, exactly as on Triton's CUDA path. Both sets of facts hold otherwise, so each dimension
+    keeps the longer runs (with the divisibility of their starts) and the longer constancy."""
+    for v, old in replaced:
+        new = after[v]
+        if not isinstance(v.owner, Op) or old.rank != new.rank:
+            continue
+        best = [_stronger(old, new, d) for d in range(new.rank)]
+        facts = tuple(zip(*best))
+        if facts == (new.contiguity, new.divisibility, new.constancy):
+            continue
+        hint = TensorType((new.rank,), i32)
+        for name, vals in zip(HINTS, facts):
+            v.owner.attrs[name] = DenseAttr(tuple(min(x, 1 << 30) for x in vals), hint)
+
+
+def _stronger(a: AxisInfo, b: AxisInfo, d: int) -> tuple[int, int, int]:
+    """Dimension `d`'s (contiguity, divisibility, constancy) from two sets of facts that both hold: divisibility is
+    about the starts of the contiguity runs, so it goes with the longer runs."""
+    if a.contiguity[d] == b.contiguity[d]:
+        run = a.contiguity[d], max(a.divisibility[d], b.divisibility[d])
+    else:
+        x = a if a.contiguity[d] > b.contiguity[d] else b
+        run = x.contiguity[d], x.divisibility[d]
+    return *run, max(a.constancy[d], b.constancy[d])
 
 
 def _convertible(op: Op) -> bool:
