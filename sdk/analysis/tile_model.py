@@ -17,9 +17,11 @@ from .uses import sink_of
 CHEAP = 4
 #: generators of pure index arithmetic are recomputed up to this cost (a scratch-memory round trip costs more)
 CHEAP_INDEX = 24
-#: generators used several times in one elementwise chain (`needs_storage`) are recomputed up to this cost: a
-#: backend that spells a generator as text repeats it per use
-CHAIN_COST = 48
+#: generators used several times in one elementwise chain (`needs_storage`) are recomputed up to this cost: a load
+#: and the compares and selects on it (the integer-semantics guards of a divisor or a float→int source, f16 widened:
+#: 21), whose repeats a compiler merges (same operands, no write between). Costlier ones are stored: a backend that
+#: spells generators as text writes each repeat out, and an external libm call (errno) is not merged
+CHAIN_COST = 24
 #: accumulator vector registers a dot's register block may hold, by vector width (x86: 32 zmm, 16 ymm/xmm)
 _ACC_REGS = {512: 16, 256: 8, 128: 8}
 
