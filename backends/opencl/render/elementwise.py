@@ -392,11 +392,11 @@ def _float_cast(ctx: RenderContext, src: Type, dst: Type, rtz: bool) -> Callable
     return lambda a: round_to(dst, narrow(a), ctx, rtz)
 
 
-def _cast_fn(ctx: RenderContext, op: Op) -> Callable[[str], str]:
-    src, dst = op.operands[0].type, op.result.type
+def _cast_fn(ctx: RenderContext, op: O.CastOp) -> Callable[[str], str]:
+    src, dst = op.src.type, op.result.type
     cls = type(op)
     ctx.ctype(op.result)
-    ctx.ctype(op.operands[0])
+    ctx.ctype(op.src)
     if cls in (O.ExtSI, O.IndexCast):
         return _int_cast(src, dst, True)
     if cls in (O.ExtUI, O.TruncI, O.IndexCastUI):
@@ -431,7 +431,7 @@ def _cast_fn(ctx: RenderContext, op: Op) -> Callable[[str], str]:
 
 
 @RULES.register(O.CastOp)
-def render_cast(ctx: RenderContext, op: Op) -> None:
+def render_cast(ctx: RenderContext, op: O.CastOp) -> None:
     lift(ctx, op, _cast_fn(ctx, op))
 
 
