@@ -24,6 +24,7 @@ from .dialects.math import *
 from .dialects.misc import *
 from .dialects.scf import *
 from .dialects.tt import *
+from .dialects.tt_memory import *
 from .enums import (  # noqa: F401
     CacheModifier,
     CmpFPredicate,
