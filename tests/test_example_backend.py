@@ -1,10 +1,12 @@
 """The example vendor backend (examples/acme_backend), installed with pip into a throwaway venv that sees this
-environment (`--system-site-packages`), so that a broken example can never break `import triton` here."""
+environment's packages (a `.pth` that adds its site-packages), so that a broken example can never break `import triton`
+here."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 import textwrap
@@ -50,8 +52,19 @@ def acme_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     env_dir = tmp_path_factory.mktemp("acme_venv")
     src = env_dir / "src"  # build from a copy: setuptools writes build/ and *.egg-info next to the sources
     shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     python = str(env_dir / "bin" / "python")
+    # `system_site_packages` would name the base interpreter's packages, not this (virtual) environment's: pip,
+    # setuptools (>= 70.1 has bdist_wheel: the dev extra pins it), torch, triton and the SDK come from here instead.
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    with open(os.path.join(purelib, "parent-environment.pth"), "w") as f:
+        # addsitedir, not bare paths: the editable install of the SDK is itself a .pth there
+        f.write("".join(f"import site; site.addsitedir({d!r})\n" for d in site.getsitepackages()))
     r = subprocess.run(
         [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-build-isolation", str(src)],
         capture_output=True,
