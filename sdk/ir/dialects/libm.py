@@ -39,6 +39,15 @@ class LibmBinary(LibmOp):
     result = Result()
 
 
+class LibmOrderAndX(LibmOp):
+    """A function of an integer order n and a float x, in C's argument order: `jn(n, x)`."""
+
+    signature = ("i", "f")
+    n = Operand()
+    x = Operand()
+    result = Result()
+
+
 @register_op
 class Exp10(LibmUnary):
     name = "libm.exp10"
@@ -132,25 +141,19 @@ class Ldexp(LibmOp):
 
 
 @register_op
-class Jn(LibmOp):
+class Jn(LibmOrderAndX):
     """jn(n, x): Bessel function of the first kind of integer order n."""
 
     name = "libm.jn"
     function = "jn"
-    signature = ("i", "f")
-    n = Operand()
-    x = Operand()
-    result = Result()
 
 
 @register_op
-class Yn(LibmOp):
+class Yn(LibmOrderAndX):
+    """yn(n, x): Bessel function of the second kind of integer order n."""
+
     name = "libm.yn"
     function = "yn"
-    signature = ("i", "f")
-    n = Operand()
-    x = Operand()
-    result = Result()
 
 
 #: every libm op class
