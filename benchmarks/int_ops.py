@@ -6,40 +6,20 @@ guards) on each SDK backend: median ms of a 2^22-element elementwise kernel, div
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
 
 import torch
 import triton
-import triton.language as tl
+
+# the kernels are the integer-semantics tests' own (tests/ is not a package; tools/gpu imports them the same way)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+from int_semantics_cases import float_to_int_kernel, int_binary_kernel
 
 N = 1 << 22
 BLOCK = 1024
-
-
-@triton.jit
-def _binary(x_ptr, y_ptr, out_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    if OP == "div":
-        z = x // y
-    elif OP == "rem":
-        z = x % y
-    elif OP == "shl":
-        z = x << y
-    else:
-        z = x >> y
-    tl.store(out_ptr + offs, z, mask=mask)
-
-
-@triton.jit
-def _to_int(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask).to(out_ptr.dtype.element_ty), mask=mask)
 
 
 def _median_ms(fn, reps: int = 15) -> float:
@@ -64,11 +44,11 @@ def cases() -> dict[str, object]:
         z = torch.empty_like(x)
         name = str(dtype).removeprefix("torch.")
         for op, rhs in (("div", y), ("rem", y), ("shl", s), ("shr", s)):
-            out[f"{op} {name}"] = lambda x=x, r=rhs, z=z, op=op: _binary[grid](x, r, z, N, OP=op, BLOCK=BLOCK)
+            out[f"{op} {name}"] = lambda x=x, r=rhs, z=z, op=op: int_binary_kernel[grid](x, r, z, N, OP=op, BLOCK=BLOCK)
     f = torch.randn(N, generator=g) * 1000
     for dtype in (torch.int32, torch.int8, torch.uint8, torch.int64):
         z = torch.empty(N, dtype=dtype)
-        out[f"f32->{str(dtype).removeprefix('torch.')}"] = lambda z=z: _to_int[grid](f, z, N, BLOCK=BLOCK)
+        out[f"f32->{str(dtype).removeprefix('torch.')}"] = lambda z=z: float_to_int_kernel[grid](f, z, N, BLOCK=BLOCK)
     return out
 
 
