@@ -5,11 +5,13 @@ has f32's exponent range); overflow to inf; a NaN keeps its sign and the top of 
 that payload would be empty, so a bf16 NaN widened to f32 and narrowed back keeps every bit. It is written against
 `IntOps`, so each backend realizes the same algorithm in its own language: `PY` folds constants (the IR reader,
 cpu_ref's constants), cpu_ref passes llvmlite builder ops, opencl C-expression ops. A backend only chooses the
-spelling of and/or/add/shift/compare/select on unsigned 32-bit values.
+spelling of and/or/add/sub/shift/compare/select on unsigned 32-bit values. The fp8 rounding, written the same way,
+is in `numerics_fp8`.
 """
 
 from __future__ import annotations
 
+import math
 import struct
 from typing import Generic, Protocol, TypeVar
 
@@ -18,14 +20,19 @@ C = TypeVar("C")
 
 
 class IntOps(Protocol, Generic[V, C]):
-    """Unsigned 32-bit integer operations (`V` a value, `C` a condition); shifts are by constants below 32."""
+    """Unsigned 32-bit integer operations (`V` a value, `C` a condition), wrapping; every shift amount, constant
+    (`shr`, `shl`) or variable (`shrv`), is below 32, so no backend meets its language's undefined shifts."""
 
     def const(self, v: int) -> V: ...
     def and_(self, a: V, b: V) -> V: ...
     def or_(self, a: V, b: V) -> V: ...
     def add(self, a: V, b: V) -> V: ...
+    def sub(self, a: V, b: V) -> V: ...
     def shr(self, a: V, k: int) -> V: ...
+    def shl(self, a: V, k: int) -> V: ...
+    def shrv(self, a: V, k: V) -> V: ...
     def ugt(self, a: V, b: V) -> C: ...
+    def eq(self, a: V, b: V) -> C: ...
     def select(self, c: C, a: V, b: V) -> V: ...
 
 
@@ -56,11 +63,24 @@ class _PyOps:
     def add(self, a: int, b: int) -> int:
         return (a + b) & 0xFFFFFFFF
 
+    def sub(self, a: int, b: int) -> int:
+        return (a - b) & 0xFFFFFFFF
+
     def shr(self, a: int, k: int) -> int:
+        return a >> k
+
+    def shl(self, a: int, k: int) -> int:
+        return (a << k) & 0xFFFFFFFF
+
+    def shrv(self, a: int, k: int) -> int:
+        assert k < 32, k
         return a >> k
 
     def ugt(self, a: int, b: int) -> bool:
         return a > b
+
+    def eq(self, a: int, b: int) -> bool:
+        return a == b
 
     def select(self, c: bool, a: int, b: int) -> int:
         return a if c else b
@@ -75,6 +95,26 @@ def float_bits(v: float) -> int:
         return struct.unpack("<I", struct.pack("<f", v))[0]
     except OverflowError:
         return 0xFF800000 if v < 0 else 0x7F800000
+
+
+def bits_float(b: int) -> float:
+    """The f32 whose bits are `b`, as a Python float (NaN payloads and signs kept)."""
+    return struct.unpack("<f", struct.pack("<I", b))[0]
+
+
+def f32_bits_toward_zero(v: float) -> int:
+    """The f32 bits of `v` rounded toward zero (beyond f32's range: the largest finite f32)."""
+    b = float_bits(v)
+    if not math.isnan(v) and abs(bits_float(b)) > abs(v):
+        b -= 1  # one ulp toward zero: sign-magnitude bits
+    return b
+
+
+def f32_bits_odd(v: float) -> int:
+    """The f32 bits of `v` rounded to odd: toward zero, the last bit set when inexact; a later rounding to a format
+    with at most 22 significand bits then equals rounding `v` directly (no double rounding)."""
+    b = f32_bits_toward_zero(v)
+    return b | 1 if not math.isnan(v) and bits_float(b) != v else b
 
 
 def bf16_bits(v: float, rtz: bool = False) -> int:

@@ -124,11 +124,14 @@ def test_fnuz_fp8_saturates_and_has_one_nan():
         """
         float tb_d2f_odd(double d) {
         uchar tb_e4m3b8nz_enc(float f) {
-        ax = min(x & 0x7fffffffu, 0x43700000u), r;
-        if ((x & 0x7fffffffu) > 0x7f800000u) return (uchar)0x80u;
-        return (uchar)(r == 0u ? 0u : (sign | r));
+        = (t0 > 0x43700000u);
+        = (t1 ? 0x43700000u : t0);
+        > 0x0u);
+        = (t0 > 0x7f800000u);
+        ? 0x80u :
         float tb_e5m2b16nz_dec(uchar b) {
-        if (b == 0x80) return as_float(0x7fc00000u);
+        = (c == 0x80u);
+        ? 0x7fc00000u :
         __kernel void tb_k(__global double *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off,
         float v_y0 = tb_e4m3b8nz_dec(tb_e4m3b8nz_enc(tb_d2f_odd(v_v0)));
         float v_w0 = tb_e5m2b16nz_dec(*(a_x3_0));
@@ -148,8 +151,10 @@ def test_fp8_round_toward_zero_truncates_and_saturates():
         src,
         """
         uchar tb_e5m2_enc_rtz(float f) {
-        ax = min(x & 0x7fffffffu, 0x47600000u), r;
-        else r = (ax >> 21) - 448u;
+        = (t0 > 0x47600000u);
+        = (t1 ? 0x47600000u : t0);
+        = (t5 >> t10);
+        = (t3 - 0x71u);
         float v_y0 = tb_e5m2_dec(tb_e5m2_enc_rtz(v_v0));
     """,
     )

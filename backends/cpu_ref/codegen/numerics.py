@@ -14,7 +14,9 @@ from triton_backend_sdk.numerics import f32_to_bf16_bits
 from .types import BF16, F32, I16, I32
 
 
-class _LLVMOps:
+class LLVMOps:
+    """`IntOps` as llvmlite instructions on i32 (LLVM folds the constant parts)."""
+
     def __init__(self, b: ir.IRBuilder) -> None:
         self.b = b
 
@@ -30,11 +32,23 @@ class _LLVMOps:
     def add(self, a: ir.Value, c: ir.Value) -> ir.Value:
         return self.b.add(a, c)
 
+    def sub(self, a: ir.Value, c: ir.Value) -> ir.Value:
+        return self.b.sub(a, c)
+
     def shr(self, a: ir.Value, k: int) -> ir.Value:
         return self.b.lshr(a, ir.Constant(I32, k))
 
+    def shl(self, a: ir.Value, k: int) -> ir.Value:
+        return self.b.shl(a, ir.Constant(I32, k))
+
+    def shrv(self, a: ir.Value, k: ir.Value) -> ir.Value:
+        return self.b.lshr(a, k)
+
     def ugt(self, a: ir.Value, c: ir.Value) -> ir.Value:
         return self.b.icmp_unsigned(">", a, c)
+
+    def eq(self, a: ir.Value, c: ir.Value) -> ir.Value:
+        return self.b.icmp_unsigned("==", a, c)
 
     def select(self, c: ir.Value, a: ir.Value, d: ir.Value) -> ir.Value:
         return self.b.select(c, a, d)
@@ -42,7 +56,7 @@ class _LLVMOps:
 
 def f32_to_bf16(b: ir.IRBuilder, x: ir.Value, rtz: bool = False) -> ir.Value:
     """An f32 value rounded to bf16 (nearest even, or toward zero)."""
-    bits = f32_to_bf16_bits(_LLVMOps(b), b.bitcast(x, I32), rtz)
+    bits = f32_to_bf16_bits(LLVMOps(b), b.bitcast(x, I32), rtz)
     return b.bitcast(b.trunc(bits, I16), BF16)
 
 

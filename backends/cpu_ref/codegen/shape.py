@@ -8,6 +8,7 @@ from llvmlite import ir
 from triton_backend_sdk.analysis.tile_model import CHEAP
 from triton_backend_sdk.ir import attrs as A
 from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.numerics_fp8 import fp8_bits
 
 from .context import LoweringContext, Tile
 from .rules import RULES
@@ -16,7 +17,7 @@ from .types import I64, PTR, Fp8Format, fp8_format, llvm_type
 
 def _scalar_const(ty: ir.Type, value: float, fp8: Fp8Format | None = None) -> ir.Constant:
     if fp8 is not None:
-        return ir.Constant(ty, fp8.encode(float(value)))
+        return ir.Constant(ty, fp8_bits(float(value), fp8))
     if isinstance(ty, ir.IntType):
         return ir.Constant(ty, int(value) & ((1 << ty.width) - 1))
     return ir.Constant(ty, float(value))

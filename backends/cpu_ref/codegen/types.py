@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 from llvmlite import ir
 from llvmlite.ir.types import _BaseFloatType
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import types as T
 from triton_backend_sdk.numerics import bf16_bits
+from triton_backend_sdk.numerics_fp8 import FP8_FORMATS, Fp8Format
 
 
 class BFloatType(_BaseFloatType):
@@ -40,65 +38,9 @@ VOID = ir.VoidType()
 _FLOATS = {T.FloatKind.F16: F16, T.FloatKind.BF16: BF16, T.FloatKind.F32: F32, T.FloatKind.F64: F64}
 
 
-@dataclass(frozen=True)
-class Fp8Format:
-    """An 8-bit float format: LLVM has no type for it, so values travel as their i8 bit pattern."""
-
-    ebits: int
-    mbits: int
-    bias: int
-    #: IEEE-like: exponent all ones is inf (mantissa 0) or NaN
-    ieee: bool
-    #: "fnuz": 0x80 is the only NaN, no negative zero, no inf
-    fnuz: bool
-
-    def decode(self, byte: int) -> float:
-        sign = -1.0 if byte & 0x80 else 1.0
-        e = (byte >> self.mbits) & ((1 << self.ebits) - 1)
-        m = byte & ((1 << self.mbits) - 1)
-        if self.fnuz and byte == 0x80:
-            return math.nan
-        if self.ieee and e == (1 << self.ebits) - 1:
-            return sign * math.inf if m == 0 else math.nan
-        if not self.ieee and not self.fnuz and e == (1 << self.ebits) - 1 and m == (1 << self.mbits) - 1:
-            return math.nan
-        if e == 0:
-            return sign * m * 2.0 ** (1 - self.bias - self.mbits)
-        return sign * (1 + m / (1 << self.mbits)) * 2.0 ** (e - self.bias)
-
-    @property
-    def max_finite(self) -> float:
-        return max(
-            self.decode(b) for b in range(0x80) if not math.isnan(self.decode(b)) and not math.isinf(self.decode(b))
-        )
-
-    @property
-    def nan_bits(self) -> int:
-        return 0x80 if self.fnuz else 0x7F
-
-    def encode(self, value: float) -> int:
-        """Round to nearest even, saturating to the largest finite value (as PTX's cvt .satfinite does)."""
-        if math.isnan(value):
-            return self.nan_bits
-        mag = abs(value)
-        code = min(
-            (b for b in range(0x80) if math.isfinite(self.decode(b))), key=lambda b: (abs(self.decode(b) - mag), b & 1)
-        )
-        negative = math.copysign(1.0, value) < 0
-        return code | 0x80 if negative and not (self.fnuz and code == 0) else code
-
-
-FP8_FORMATS = {
-    T.FloatKind.F8E4M3FN: Fp8Format(4, 3, 7, ieee=False, fnuz=False),
-    T.FloatKind.F8E5M2: Fp8Format(5, 2, 15, ieee=True, fnuz=False),
-    T.FloatKind.F8E4M3FNUZ: Fp8Format(4, 3, 8, ieee=False, fnuz=True),
-    T.FloatKind.F8E5M2FNUZ: Fp8Format(5, 2, 16, ieee=False, fnuz=True),
-    T.FloatKind.F8E4M3B11FNUZ: Fp8Format(4, 3, 11, ieee=False, fnuz=True),
-}
-
-
 def fp8_format(t: T.Type) -> Fp8Format | None:
-    """The fp8 format of `t`'s element type, or None when it is not an fp8 type."""
+    """The fp8 format of `t`'s element type (the SDK's; values travel as their i8 bit pattern, LLVM having no fp8
+    types), or None when it is not an fp8 type."""
     e = t.element
     return FP8_FORMATS.get(e.kind) if isinstance(e, T.FloatType) else None
 

@@ -235,7 +235,7 @@ class RenderContext:
         assert fmt is not None
         for name, text in CT.fp8_helpers(fmt).items():
             self.helper_text.setdefault(name, text)
-        return self.helper(f"tb_{fmt[0]}_{kind}")
+        return self.helper(f"tb_{fmt.name}_{kind}")
 
     def helper(self, name: str) -> str:
         for dep in CT.HELPER_DEPS.get(name, ()):

@@ -12,8 +12,9 @@ import math
 import struct
 
 from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType, PointerType, Type
+from triton_backend_sdk.numerics_fp8 import FP8_FORMATS, Fp8Format
 
-from .numerics import bf16_round_helper
+from .numerics import bf16_round_helper, fp8_decode_helper, fp8_encode_helper
 
 INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
 UINT_C = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
@@ -38,11 +39,9 @@ MEM_FLOAT_C = {
     FloatKind.F8E4M3FNUZ: "uchar",
     FloatKind.F8E5M2FNUZ: "uchar",
 }
-#: fp8 formats: helper-name suffix, exponent bits, mantissa bits, bias, whether the top exponent means inf/NaN
-FP8 = {FloatKind.F8E4M3FN: ("e4m3", 4, 3, 7, False), FloatKind.F8E5M2: ("e5m2", 5, 2, 15, True)}
-#: the "fnuz" fp8 formats (AMD's fp8e4b8/fp8e5b16): 0x80 is the only NaN, no -0, no inf;
-#: conversions are cpu_ref's (codegen/types.py Fp8Format): nearest even, saturating at the largest finite value
-FP8_FNUZ = {FloatKind.F8E4M3FNUZ: ("e4m3b8nz", 4, 3, 8, False), FloatKind.F8E5M2FNUZ: ("e5m2b16nz", 5, 2, 16, False)}
+#: the fp8 formats this backend holds (the fnuz ones, AMD's fp8e4b8/fp8e5b16, included); their conversions are the
+#: SDK's (`triton_backend_sdk.numerics_fp8`)
+FP8 = {k: FP8_FORMATS[k] for k in (FloatKind.F8E4M3FN, FloatKind.F8E5M2, FloatKind.F8E4M3FNUZ, FloatKind.F8E5M2FNUZ)}
 #: dtypes as Triton names them, for error messages
 DTYPE_NAMES = {
     FloatKind.F16: "fp16",
@@ -116,90 +115,21 @@ def is_bf16(t: Type) -> bool:
     return isinstance(e, FloatType) and e.kind == FloatKind.BF16
 
 
-def fp8_of(t: Type) -> tuple[str, int, int, int, bool] | None:
+def fp8_of(t: Type) -> Fp8Format | None:
     e = t.element
     if not isinstance(e, FloatType):
         return None
-    return FP8.get(e.kind) or FP8_FNUZ.get(e.kind)
+    return FP8.get(e.kind)
 
 
-def fnuz_helpers(tag: str, E: int, M: int, bias: int) -> dict[str, str]:
-    """Encoder and decoder of a fnuz fp8 format: 0x80 is NaN (both ways), zero is never negative, values beyond the
-    largest finite one (0x7f) saturate to it (infinities too)."""
-    shift = 23 - M
-    max_bits = struct.unpack("<I", struct.pack("<f", (2 - 2.0**-M) * 2.0 ** ((1 << E) - 1 - bias)))[0]
-    enc = f"""\
-uchar tb_{tag}_enc(float f) {{
-  uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = min(x & 0x7fffffffu, {max_bits:#x}u), r;
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uchar)0x80u;
-  if (ax < {(127 + 1 - bias) << 23}u) r = (uint)rint(as_float(ax) * {2.0 ** (bias - 1 + M)!r}f);
-  else r = ((ax + {(1 << (shift - 1)) - 1}u + ((ax >> {shift}) & 1u)) >> {shift}) - {(127 - bias) << M}u;
-  return (uchar)(r == 0u ? 0u : (sign | r));
-}}"""
-    dec = f"""\
-float tb_{tag}_dec(uchar b) {{
-  uint e = ((uint)b >> {M}) & {(1 << E) - 1}u, m = (uint)b & {(1 << M) - 1}u;
-  if (b == 0x80) return as_float(0x7fc00000u);  /* the quiet NaN cpu_ref gives */
-  float v = e == 0u ? (float)m * {2.0 ** (1 - bias - M)!r}f : as_float(((e + {127 - bias}u) << 23) | (m << {shift}));
-  return (b & 0x80u) ? -v : v;
-}}"""
-    return {f"tb_{tag}_enc": enc, f"tb_{tag}_dec": dec}
-
-
-def fp8_helpers(fmt: tuple[str, int, int, int, bool]) -> dict[str, str]:
-    """Encoder (float -> byte, round to nearest even; overflow to inf, or to NaN where the format has no inf) and
-    decoder (byte -> float) of one fp8 format, as C text."""
-    tag, E, M, bias, ieee = fmt
-    rtz = rtz_encoder(tag, E, M, bias, ieee, fnuz=tag.endswith("nz"))
-    if tag.endswith("nz"):
-        return fnuz_helpers(tag, E, M, bias) | rtz
-    shift = 23 - M
-    top = (1 << E) - 1
-    nan = 0x7F if not ieee else (top << M) | (1 << (M - 1))
-    inf = (top << M) if ieee else 0x7F
-    max_code = ((top << M) - 1) if ieee else 0x7E
-    sub_scale = f"{2.0 ** (bias - 1 + M)!r}f"
-    unit = f"{2.0 ** (1 - bias - M)!r}f"
-    special = f"e == {top}u" if ieee else f"(e == {top}u && m == {(1 << M) - 1}u)"
-    special_val = "(m ? NAN : INFINITY)" if ieee else "NAN"
-    enc = f"""\
-uchar tb_{tag}_enc(float f) {{
-  uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = x & 0x7fffffffu, r;
-  if (ax > 0x7f800000u) return (uchar)(sign | {nan}u);
-  if (ax < {(127 + 1 - bias) << 23}u) r = (uint)rint(as_float(ax) * {sub_scale});
-  else r = ((ax + {(1 << (shift - 1)) - 1}u + ((ax >> {shift}) & 1u)) >> {shift}) - {(127 - bias) << M}u;
-  return (uchar)(sign | (r > {max_code}u ? {inf}u : r));
-}}"""
-    dec = f"""\
-float tb_{tag}_dec(uchar b) {{
-  uint e = ((uint)b >> {M}) & {top}u, m = (uint)b & {(1 << M) - 1}u;
-  float v = e == 0u ? (float)m * {unit} : ({special} ? {special_val} : as_float(((e + {127 - bias}u) << 23) | (m << {shift})));
-  return (b & 0x80u) ? -v : v;
-}}"""
-    return {f"tb_{tag}_enc": enc, f"tb_{tag}_dec": dec} | rtz
-
-
-def rtz_encoder(tag: str, E: int, M: int, bias: int, ieee: bool, fnuz: bool) -> dict[str, str]:
-    """Encoder rounding toward zero (`fp_downcast_rounding="rtz"`), as cpu_ref's: the magnitude saturates at the
-    largest finite value (infinities too), NaN is 0x80 (fnuz) or 0x7f, no -0 in the fnuz formats."""
-    top = (1 << E) - 1
-    if ieee:
-        max_val = (2 - 2.0**-M) * 2.0 ** (top - 1 - bias)
-    elif fnuz:
-        max_val = (2 - 2.0**-M) * 2.0 ** (top - bias)
-    else:  # e4m3fn: only all-ones is NaN
-        max_val = (2 - 2.0 ** (1 - M)) * 2.0 ** (top - bias)
-    max_bits = struct.unpack("<I", struct.pack("<f", max_val))[0]
-    sign_zero = "r == 0u ? 0u : (sign | r)" if fnuz else "sign | r"
+def fp8_helpers(fmt: Fp8Format) -> dict[str, str]:
+    """Encoders (float -> byte: nearest even, toward zero) and decoder (byte -> float) of one fp8 format, as C text:
+    `tb_<name>_enc`, `tb_<name>_enc_rtz`, `tb_<name>_dec`."""
+    tag = f"tb_{fmt.name}"
     return {
-        f"tb_{tag}_enc_rtz": f"""\
-uchar tb_{tag}_enc_rtz(float f) {{
-  uint x = as_uint(f), sign = (x >> 24) & 0x80u, ax = min(x & 0x7fffffffu, {max_bits:#x}u), r;
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uchar){0x80 if fnuz else 0x7F}u;
-  if (ax < {(127 + 1 - bias) << 23}u) r = (uint)(as_float(ax) * {2.0 ** (bias - 1 + M)!r}f);
-  else r = (ax >> {23 - M}) - {(127 - bias) << M}u;
-  return (uchar)({sign_zero});
-}}"""
+        f"{tag}_enc": fp8_encode_helper(f"{tag}_enc", fmt, rtz=False),
+        f"{tag}_enc_rtz": fp8_encode_helper(f"{tag}_enc_rtz", fmt, rtz=True),
+        f"{tag}_dec": fp8_decode_helper(f"{tag}_dec", fmt),
     }
 
 
