@@ -165,7 +165,7 @@ class RenderContext:
         self._indent = 1
         self._names: dict[str, int] = {}
         self.helpers: list[str] = []
-        self.helper_text: dict[str, str] = dict(CT.HELPERS)
+        self.helper_text: dict[str, str] = CT.helpers(lang)
         self.uses_fp64 = False
         self.uses_int64_atomics = False
         self.scratch_top = 0
@@ -233,7 +233,7 @@ class RenderContext:
         """The encoder (`enc`) or decoder (`dec`) of fp8 type `t`, added to the program."""
         fmt = CT.fp8_of(t)
         assert fmt is not None
-        for name, text in CT.fp8_helpers(fmt).items():
+        for name, text in CT.fp8_helpers(fmt, self.lang).items():
             self.helper_text.setdefault(name, text)
         return self.helper(f"tb_{fmt.name}_{kind}")
 

@@ -2,8 +2,9 @@
 
 Values are held in registers in a *compute* type: f16 and bf16 in `float`, kept exactly representable in their own
 format (every op that produces one rounds to nearest even), so results match a device with native half arithmetic
-without needing `cl_khr_fp16` (NVIDIA's OpenCL does not list it). In memory they stay 16-bit: f16 through
-`vload_half`/`vstore_half_rte`, bf16 by shifting the bits. i1 is `bool` in registers and a byte in memory.
+without needing `cl_khr_fp16` (NVIDIA's OpenCL does not list it). In memory they stay 16-bit: f16 through the
+language's half loads/stores (OpenCL's `vload_half`/`vstore_half_rte`), bf16 by shifting the bits. i1 is `bool` in
+registers and a byte in memory. The helpers are C99 plus the language's bit casts, conversions and atomics.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import struct
 from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType, PointerType, Type
 from triton_backend_sdk.numerics_fp8 import FP8_FORMATS, Fp8Format
 
+from .language import CStyleLanguage
 from .numerics import bf16_round_helper, fp8_decode_helper, fp8_encode_helper
 
 INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
@@ -67,8 +69,8 @@ def int_width(t: Type) -> int:
     return e.width
 
 
-def ctype(t: Type, global_qual: str = "__global ") -> str:
-    """The C type a value of element type `t` is computed in."""
+def ctype(t: Type, global_qual: str | None = None) -> str:
+    """The C type a value of element type `t` is computed in (a pointer's needs the language's `global_qual`)."""
     e = t.element
     if isinstance(e, IntType):
         if e.width not in INT_C:
@@ -81,6 +83,7 @@ def ctype(t: Type, global_qual: str = "__global ") -> str:
             raise TypeError_(str(e))
         return FLOAT_C[e.kind]
     if isinstance(e, PointerType):
+        assert global_qual is not None, "a pointer's C type needs the language's global qualifier"
         return f"{global_qual}{mem_ctype(e.pointee)} *"
     raise TypeError_(str(e))
 
@@ -122,14 +125,14 @@ def fp8_of(t: Type) -> Fp8Format | None:
     return FP8.get(e.kind)
 
 
-def fp8_helpers(fmt: Fp8Format) -> dict[str, str]:
+def fp8_helpers(fmt: Fp8Format, lang: CStyleLanguage) -> dict[str, str]:
     """Encoders (float -> byte: nearest even, toward zero) and decoder (byte -> float) of one fp8 format, as C text:
     `tb_<name>_enc`, `tb_<name>_enc_rtz`, `tb_<name>_dec`."""
     tag = f"tb_{fmt.name}"
     return {
-        f"{tag}_enc": fp8_encode_helper(f"{tag}_enc", fmt, rtz=False),
-        f"{tag}_enc_rtz": fp8_encode_helper(f"{tag}_enc_rtz", fmt, rtz=True),
-        f"{tag}_dec": fp8_decode_helper(f"{tag}_dec", fmt),
+        f"{tag}_enc": fp8_encode_helper(f"{tag}_enc", fmt, lang, rtz=False),
+        f"{tag}_enc_rtz": fp8_encode_helper(f"{tag}_enc_rtz", fmt, lang, rtz=True),
+        f"{tag}_dec": fp8_decode_helper(f"{tag}_dec", fmt, lang),
     }
 
 
@@ -201,89 +204,96 @@ def literal(value: float, t: Type) -> str:
 # Plain (not `inline`) definitions: C99 `inline` without `static` gives no external definition, which some OpenCL
 # compilers then fail to link; the compilers inline these small functions anyway.
 
-HELPERS: dict[str, str] = {
-    "tb_f2h": """\
-ushort tb_f2h(float f) {
-  uint x = as_uint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+
+def helpers(lang: CStyleLanguage) -> dict[str, str]:
+    """The helpers' C text, spelled in `lang` (C99 plus the language's bit casts, conversions and atomics)."""
+    b, g = lang.bitcast, lang.global_qual
+    cas32, cas64 = (lambda *a: lang.atomic("cmpxchg", 32, *a)), (lambda *a: lang.atomic("cmpxchg", 64, *a))
+    return {
+        "tb_f2h": f"""\
+ushort tb_f2h(float f) {{
+  uint x = {b("uint", "f")}, sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u) return (ushort)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
   if (ax >= 0x477ff000u) return (ushort)(sign | 0x7c00u);
-  if (ax < 0x38800000u) return (ushort)(sign | (uint)rint(as_float(ax) * 16777216.0f));
+  if (ax < 0x38800000u) return (ushort)(sign | (uint)rint({b("float", "ax")} * 16777216.0f));
   return (ushort)(sign | ((ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13));
-}""",
-    "tb_f2h_rtz": """\
-ushort tb_f2h_rtz(float f) {
-  uint x = as_uint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+}}""",
+        "tb_f2h_rtz": f"""\
+ushort tb_f2h_rtz(float f) {{
+  uint x = {b("uint", "f")}, sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax > 0x7f800000u) return (ushort)(sign | 0x7e00u);
   if (ax == 0x7f800000u) return (ushort)(sign | 0x7c00u);
   if (ax >= 0x47800000u) return (ushort)(sign | 0x7bffu);
-  if (ax < 0x38800000u) return (ushort)(sign | (uint)(as_float(ax) * 16777216.0f));
+  if (ax < 0x38800000u) return (ushort)(sign | (uint)({b("float", "ax")} * 16777216.0f));
   return (ushort)(sign | ((ax - 0x38000000u) >> 13));
-}""",
-    "tb_h2f": """\
-float tb_h2f(ushort h) {
+}}""",
+        "tb_h2f": f"""\
+float tb_h2f(ushort h) {{
   uint sign = ((uint)h & 0x8000u) << 16, e = ((uint)h >> 10) & 0x1fu, m = (uint)h & 0x3ffu;
-  if (e == 0u) return as_float(sign | as_uint((float)m * 5.9604644775390625e-8f));
-  if (e == 31u) return as_float(sign | 0x7f800000u | (m << 13));
-  return as_float(sign | ((e + 112u) << 23) | (m << 13));
-}""",
-    "tb_rnd_h": "float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
-    # the bits of an f16 value held in a float: tb_h2f's exact inverse, NaN payloads included (a bitcast moves them)
-    "tb_h2bits": """\
-ushort tb_h2bits(float f) {
-  uint x = as_uint(f), ax = x & 0x7fffffffu;
+  if (e == 0u) return {b("float", "sign | " + b("uint", "(float)m * 5.9604644775390625e-8f"))};
+  if (e == 31u) return {b("float", "sign | 0x7f800000u | (m << 13)")};
+  return {b("float", "sign | ((e + 112u) << 23) | (m << 13)")};
+}}""",
+        "tb_rnd_h": "float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
+        # the bits of an f16 value held in a float: tb_h2f's exact inverse, NaN payloads included (a bitcast moves
+        # them)
+        "tb_h2bits": f"""\
+ushort tb_h2bits(float f) {{
+  uint x = {b("uint", "f")}, ax = x & 0x7fffffffu;
   if (ax <= 0x7f800000u || (ax & 0x7fe000u) == 0u) return tb_f2h(f);
   return (ushort)(((x >> 16) & 0x8000u) | 0x7c00u | ((ax >> 13) & 0x3ffu));
-}""",
-    # fp64 -> fp8 through float without double rounding: float rounded to odd keeps a sticky bit for the final
-    # round to nearest even (float has more than fp8's bits + 2)
-    "tb_d2f_odd": """\
-float tb_d2f_odd(double d) {
-  float f = convert_float_rtz(d);
-  return ((double)f != d && !isnan(d)) ? as_float(as_uint(f) | 1u) : f;
-}""",
-    "tb_rnd_h_rtz": "float tb_rnd_h_rtz(float x) { return tb_h2f(tb_f2h_rtz(x)); }",
-    # bf16 rounding: the SDK's one algorithm (triton_backend_sdk.numerics), spelled in C
-    "tb_rnd_bf": bf16_round_helper("tb_rnd_bf", rtz=False),
-    "tb_rnd_bf_rtz": bf16_round_helper("tb_rnd_bf_rtz", rtz=True),
-    "tb_fmaximum": """\
+}}""",
+        # fp64 -> fp8 through float without double rounding: float rounded to odd keeps a sticky bit for the final
+        # round to nearest even (float has more than fp8's bits + 2)
+        "tb_d2f_odd": f"""\
+float tb_d2f_odd(double d) {{
+  float f = {lang.convert("float", "d", "rtz")};
+  return ((double)f != d && !isnan(d)) ? {b("float", b("uint", "f") + " | 1u")} : f;
+}}""",
+        "tb_rnd_h_rtz": "float tb_rnd_h_rtz(float x) { return tb_h2f(tb_f2h_rtz(x)); }",
+        # bf16 rounding: the SDK's one algorithm (triton_backend_sdk.numerics), spelled in C
+        "tb_rnd_bf": bf16_round_helper("tb_rnd_bf", lang, rtz=False),
+        "tb_rnd_bf_rtz": bf16_round_helper("tb_rnd_bf_rtz", lang, rtz=True),
+        "tb_fmaximum": """\
 float tb_fmaximum(float a, float b) {
   if (isnan(a) || isnan(b)) return NAN;
   if (a == b) return signbit(a) ? b : a;
   return fmax(a, b);
 }""",
-    "tb_fminimum": """\
+        "tb_fminimum": """\
 float tb_fminimum(float a, float b) {
   if (isnan(a) || isnan(b)) return NAN;
   if (a == b) return signbit(a) ? a : b;
   return fmin(a, b);
 }""",
-    "tb_dmaximum": """\
+        "tb_dmaximum": """\
 double tb_dmaximum(double a, double b) {
   if (isnan(a) || isnan(b)) return (double)NAN;
   if (a == b) return signbit(a) ? b : a;
   return fmax(a, b);
 }""",
-    "tb_dminimum": """\
+        "tb_dminimum": """\
 double tb_dminimum(double a, double b) {
   if (isnan(a) || isnan(b)) return (double)NAN;
   if (a == b) return signbit(a) ? a : b;
   return fmin(a, b);
 }""",
-    "tb_atomic_add_f32": """\
-float tb_atomic_add_f32(volatile __global float *p, float v) {
-  uint prev, old = as_uint(*p);
-  do { prev = old; old = atomic_cmpxchg((volatile __global uint *)p, prev, as_uint(as_float(prev) + v)); }
+        "tb_atomic_add_f32": f"""\
+float tb_atomic_add_f32(volatile {g}float *p, float v) {{
+  uint prev, old = {b("uint", "*p")};
+  do {{ prev = old; old = {cas32(f"(volatile {g}uint *)p", "prev", b("uint", b("float", "prev") + " + v"))}; }}
   while (old != prev);
-  return as_float(old);
-}""",
-    "tb_atomic_add_f64": """\
-double tb_atomic_add_f64(volatile __global double *p, double v) {
-  ulong prev, old = as_ulong(*p);
-  do { prev = old; old = atom_cmpxchg((volatile __global ulong *)p, prev, as_ulong(as_double(prev) + v)); }
+  return {b("float", "old")};
+}}""",
+        "tb_atomic_add_f64": f"""\
+double tb_atomic_add_f64(volatile {g}double *p, double v) {{
+  ulong prev, old = {b("ulong", "*p")};
+  do {{ prev = old; old = {cas64(f"(volatile {g}ulong *)p", "prev", b("ulong", b("double", "prev") + " + v"))}; }}
   while (old != prev);
-  return as_double(old);
-}""",
-}
+  return {b("double", "old")};
+}}""",
+    }
+
 
 #: helpers that call other helpers
 HELPER_DEPS: dict[str, tuple[str, ...]] = {

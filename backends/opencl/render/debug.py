@@ -26,6 +26,8 @@ from .rules import OPENCL_RULES
 #: the hidden error-buffer parameter (its layout: asserts.ERR_INTS)
 ERR = "tb_err"
 PID = "tb_pid0, tb_pid1, tb_pid2"
+#: a newline in a C string literal
+NL = "\\n"
 
 
 def c_string(text: str) -> str:
@@ -54,7 +56,7 @@ def render_assert(ctx: RenderContext, op: O.Assert) -> None:
     number = len(ctx.asserts)
     ctx.asserts.append([op.message, str(op.loc) if op.loc is not None else "<unknown>"])
     record = (
-        f"if (atomic_cmpxchg({ERR}, 0, 1) == 0) {{ {ERR}[1] = {number}; {ERR}[2] = tb_pid0; "
+        f"if ({ctx.lang.atomic('cmpxchg', 32, ERR, '0', '1')} == 0) {{ {ERR}[1] = {number}; {ERR}[2] = tb_pid0; "
         f"{ERR}[3] = tb_pid1; {ERR}[4] = tb_pid2; }}"
     )
     if not isinstance(cond, Tile):  # a uniform scalar: the whole program fails together
@@ -91,12 +93,12 @@ def _value_format(ctx: RenderContext, v: Value, x: str, signed: bool, hex_: bool
         if CT.is_half(v.type):
             return "0x%04x", f"(uint){ctx.helper('tb_f2h')}({x})"
         if CT.is_bf16(v.type):
-            return "0x%04x", f"(as_uint({x}) >> 16)"
+            return "0x%04x", f"({ctx.lang.bitcast('uint', x)} >> 16)"
         if CT.fp8_of(v.type) is not None:
             return "0x%02x", f"(uint){ctx.fp8_helper(v.type, 'enc')}({x})"
         if ct == "double":
-            return "0x%016lx", f"as_ulong({x})"
-        return "0x%08x", f"as_uint({x})"
+            return "0x%016lx", ctx.lang.bitcast("ulong", x)
+        return "0x%08x", ctx.lang.bitcast("uint", x)
     w = CT.int_width(v.type)
     if hex_:
         if w == 64:
@@ -117,7 +119,7 @@ def render_print(ctx: RenderContext, op: O.Print) -> None:
     prefix = c_string(op.prefix)
     pid = "pid (%d, %d, %d) idx ("
     if not op.operands:
-        ctx.emit(f'if (lid == 0u) printf("{pid}){prefix}\\n", {PID});')
+        ctx.emit(f"if (lid == 0u) {ctx.lang.printf(pid + ')' + prefix + NL, PID)};")
         return
     many = len(op.operands) > 1
     for k, v in enumerate(op.operands):
@@ -126,7 +128,7 @@ def render_print(ctx: RenderContext, op: O.Print) -> None:
         x = ctx.get(v)
         if not isinstance(x, Tile):
             conv, arg = _value_format(ctx, v, x, signed, op.hex)
-            ctx.emit(f'if (lid == 0u) printf("{pid}){prefix}{tag}{conv}\\n", {PID}, {arg});')
+            ctx.emit(f"if (lid == 0u) {ctx.lang.printf(pid + ')' + prefix + tag + conv + NL, PID, arg)};")
             continue
         # every element through local memory, then printed in index order by work-item 0
         shape = v.type.shape
@@ -142,6 +144,6 @@ def render_print(ctx: RenderContext, op: O.Print) -> None:
         conv, arg = _value_format(ctx, v, f"{arr}[{i}]", signed, op.hex)
         dims = ", ".join(["%u"] * len(shape))
         ctx.emit(f"if (lid == 0u) for (uint {i} = 0u; {i} < {numel(shape)}u; ++{i})")
-        ctx.emit(f'  printf("{pid}{dims}){prefix}{tag}{conv}\\n", {PID}, {", ".join(idx.dims)}, {arg});')
+        ctx.emit(f"  {ctx.lang.printf(pid + dims + ')' + prefix + tag + conv + NL, PID, *idx.dims, arg)};")
         ctx.barrier()
         ctx.scratch_top = off

@@ -89,15 +89,15 @@ def _minmax(fn: str, unsigned: bool) -> Callable[[RenderContext, Type, str, str]
             raise ctx.unsupported(f"integer {fn} on i1")
         if unsigned:
             T, U = CT.ctype(t), CT.uctype(t)
-            return f"(({T}){fn}(({U}){a}, ({U}){b}))"
-        return f"{fn}({a}, {b})"
+            return f"(({T}){ctx.lang.call(fn, f'({U}){a}', f'({U}){b}')})"
+        return ctx.lang.call(fn, a, b)
 
     return f
 
 
 def _mulhi(ctx: RenderContext, t: Type, a: str, b: str) -> str:
     T, U = CT.ctype(t), CT.uctype(t)
-    return f"(({T})mul_hi(({U}){a}, ({U}){b}))"
+    return f"(({T}){ctx.lang.call('mul_hi', f'({U}){a}', f'({U}){b}')})"
 
 
 _INT_BINARY: dict[type, Callable[[RenderContext, Type, str, str], str]] = {
@@ -133,14 +133,14 @@ def render_int_binary(ctx: RenderContext, op: Op) -> None:
 
 def _ctz(ctx: RenderContext, t: Type, a: str) -> str:
     T, U = CT.ctype(t), CT.uctype(t)
-    return f"(({T})popcount(({U})(~({U}){a} & (({U}){a} - ({U})1))))"
+    return f"(({T}){ctx.lang.call('popcount', f'({U})(~({U}){a} & (({U}){a} - ({U})1))')})"
 
 
 _INT_UNARY: dict[type, Callable[[RenderContext, Type, str], str]] = {
-    O.AbsI: lambda ctx, t, a: f"(({CT.ctype(t)})abs({a}))",
-    O.CountLeadingZeros: lambda ctx, t, a: f"(({CT.ctype(t)})clz({a}))",
+    O.AbsI: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('abs', a)})",
+    O.CountLeadingZeros: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('clz', a)})",
     O.CountTrailingZeros: _ctz,
-    O.CtPop: lambda ctx, t, a: f"(({CT.ctype(t)})popcount({a}))",
+    O.CtPop: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('popcount', a)})",
 }
 
 
@@ -165,7 +165,7 @@ def _maximum(kind: str) -> Callable[[RenderContext, Type, str, str], str]:
 
 
 def _call2(fn: str) -> Callable[[RenderContext, Type, str, str], str]:
-    return lambda ctx, t, a, b: f"{fn}({a}, {b})"
+    return lambda ctx, t, a, b: ctx.lang.call(fn, a, b)
 
 
 def _infix(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
@@ -254,14 +254,14 @@ def render_float_unary(ctx: RenderContext, op: Op) -> None:
         return
     fn = _FLOAT_UNARY_FN[type(op)]
     cost = 1 if fn in _CHEAP_UNARY else MATH_COST
-    call = vmath.inline_fn(ctx, fn, ctx.ctype(op.result)) or fn
+    call = vmath.inline_fn(ctx, fn, ctx.ctype(op.result)) or ctx.lang.function(fn)
     lift(ctx, op, lambda a: round_to(t, f"{call}({a})", ctx), cost=cost)
 
 
 @RULES.register(O.Fma)
 def render_fma(ctx: RenderContext, op: Op) -> None:
     t = _float_result(ctx, op)
-    lift(ctx, op, lambda a, b, c: round_to(t, f"fma({a}, {b}, {c})", ctx))
+    lift(ctx, op, lambda a, b, c: round_to(t, ctx.lang.call("fma", a, b, c), ctx))
 
 
 # ---- comparisons, select, clamp --------------------------------------------------------------------------------------
@@ -288,14 +288,14 @@ _FCMP = {
     CmpFPredicate.OLT: "({a} < {b})",
     CmpFPredicate.OLE: "({a} <= {b})",
     CmpFPredicate.ONE: "(({a} < {b}) || ({a} > {b}))",
-    CmpFPredicate.ORD: "(!isnan({a}) && !isnan({b}))",
+    CmpFPredicate.ORD: "(!{isnan}({a}) && !{isnan}({b}))",
     CmpFPredicate.UEQ: "!(({a} < {b}) || ({a} > {b}))",
     CmpFPredicate.UGT: "!({a} <= {b})",
     CmpFPredicate.UGE: "!({a} < {b})",
     CmpFPredicate.ULT: "!({a} >= {b})",
     CmpFPredicate.ULE: "!({a} > {b})",
     CmpFPredicate.UNE: "({a} != {b})",
-    CmpFPredicate.UNO: "(isnan({a}) || isnan({b}))",
+    CmpFPredicate.UNO: "({isnan}({a}) || {isnan}({b}))",
     CmpFPredicate.FALSE: "false",
     CmpFPredicate.TRUE: "true",
 }
@@ -304,7 +304,8 @@ _FCMP = {
 @RULES.register(O.CmpF)
 def render_cmpf(ctx: RenderContext, op: O.CmpF) -> None:
     pattern = _FCMP[op.predicate]
-    lift(ctx, op, lambda a, b: pattern.format(a=a, b=b))
+    isnan = ctx.lang.function("isnan") if "{isnan}" in pattern else ""
+    lift(ctx, op, lambda a, b: pattern.format(a=a, b=b, isnan=isnan))
 
 
 @RULES.register(O.Select)
@@ -319,7 +320,8 @@ def render_clampf(ctx: RenderContext, op: O.ClampF) -> None:
         mx, mn = _maximum("maximum"), _maximum("minimum")
         lift(ctx, op, lambda x, lo, hi: mn(ctx, t, mx(ctx, t, x, lo), hi))
     else:
-        lift(ctx, op, lambda x, lo, hi: f"fmin(fmax({x}, {lo}), {hi})")
+        lang = ctx.lang
+        lift(ctx, op, lambda x, lo, hi: lang.call("fmin", lang.call("fmax", x, lo), hi))
 
 
 # ---- casts -----------------------------------------------------------------------------------------------------------
@@ -348,9 +350,9 @@ def _to_bits(ctx: RenderContext, t: Type, a: str) -> str:
     if CT.is_half(t):
         return f"{ctx.helper('tb_h2bits')}({a})"
     if CT.is_bf16(t):
-        return f"((ushort)(as_uint({a}) >> 16))"
+        return f"((ushort)({ctx.lang.bitcast('uint', a)} >> 16))"
     if isinstance(t.element, FloatType):
-        return f"as_{'ulong' if CT.is_f64(t) else 'uint'}({a})"
+        return ctx.lang.bitcast("ulong" if CT.is_f64(t) else "uint", a)
     return f"(({CT.uctype(t)}){a})"
 
 
@@ -360,9 +362,11 @@ def _from_bits(ctx: RenderContext, t: Type, bits: str) -> str:
     if CT.is_half(t):
         return f"{ctx.helper('tb_h2f')}((ushort){bits})"
     if CT.is_bf16(t):
-        return f"as_float((uint)(ushort){bits} << 16)"
+        return ctx.lang.bitcast("float", f"(uint)(ushort){bits} << 16")
     if isinstance(t.element, FloatType):
-        return f"as_double((ulong){bits})" if CT.is_f64(t) else f"as_float((uint){bits})"
+        return (
+            ctx.lang.bitcast("double", f"(ulong){bits}") if CT.is_f64(t) else ctx.lang.bitcast("float", f"(uint){bits}")
+        )
     return f"(({CT.ctype(t)}){bits})"
 
 
@@ -385,7 +389,7 @@ def _float_cast(ctx: RenderContext, src: Type, dst: Type, rtz: bool) -> Callable
         return lambda a: a
     if Td == "double":
         return lambda a: f"((double){a})"
-    to_float = (lambda a: f"convert_float_rtz({a})") if rtz else (lambda a: f"((float){a})")
+    to_float = lambda a: ctx.lang.convert("float", a, "rtz" if rtz else None)
     narrow = to_float if Ts == "double" else (lambda a: a)
     if Ts == "double" and not rtz and CT.fp8_of(dst) is not None:
         narrow = lambda a: f"{ctx.helper('tb_d2f_odd')}({a})"
@@ -498,4 +502,4 @@ def render_extern(ctx: RenderContext, op: O.ExternElementwise) -> None:
     if name not in C_MATH_BUILTINS or not isinstance(t.element, FloatType):
         raise ctx.unsupported(f"extern function {sym!r} (not a C math function OpenCL C has)", op)
     _float_result(ctx, op)
-    lift(ctx, op, lambda *a: round_to(t, f"{name}({', '.join(a)})", ctx), cost=MATH_COST)
+    lift(ctx, op, lambda *a: round_to(t, ctx.lang.call(name, *a), ctx), cost=MATH_COST)

@@ -1,13 +1,33 @@
 """The target language as data: what differs between C dialects is spelled here, not in the rules.
 
-`CStyleLanguage` names the constructs the shared C-like rules need (qualifiers, work-item ids, barriers, half
-loads/stores, extension pragmas); `OpenCLLanguage` fills them in for OpenCL C 1.2. Another C dialect (a vendor's
-OpenCL-like language, say) is a small subclass that overrides attributes, and the rule table stays the same.
+`CStyleLanguage` names the constructs the shared C-like rules need: qualifiers, work-item ids, barriers, half
+loads/stores, extension pragmas, and the built-ins C lacks (bit reinterpretation, rounding conversions, atomics,
+vectors, integer min/max/clz/popcount/mul_hi). It spells C99 where C99 has the construct (casts, `printf`, the
+type-generic math of <tgmath.h>) and raises `LanguageError` where it has none; `OpenCLLanguage` fills everything in
+for OpenCL C 1.2. Another C dialect (a vendor's OpenCL-like language, CUDA C, ...) is a small subclass that overrides
+attributes or methods, and the rule table stays the same: the rules spell only C (operators, casts, statements) and
+ask `ctx.lang` for the rest. tests/test_opencl_language.py holds the rule files to that.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: C99's type-generic math (<tgmath.h>, <math.h> classification macros): one name for float and double, which the
+#: rules call by that name unless a dialect's `builtins` renames it
+C99_MATH = frozenset(
+    {
+        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cos", "cosh",
+        "erf", "erfc", "exp", "exp2", "expm1", "fabs", "fdim", "floor", "fma", "fmax", "fmin", "fmod", "hypot",
+        "isinf", "isnan", "ldexp", "lgamma", "log", "log10", "log1p", "log2", "logb", "nextafter", "pow",
+        "remainder", "rint", "round", "sin", "sinh", "sqrt", "tan", "tanh", "tgamma", "trunc",
+    }
+)  # fmt: skip
+
+
+class LanguageError(NotImplementedError):
+    """The dialect has no spelling for a construct a rule needs (the subclass must provide it)."""
 
 
 @dataclass(frozen=True)
@@ -34,9 +54,83 @@ class CStyleLanguage:
     unroll_pragma: str = ""
     #: attribute fixing the work-group size, format with {size}
     fixed_group_size: str = ""
+    #: attribute after a variable's declarator aligning it to {n} bytes (the local scratch area)
+    aligned: str = ""
     fp64_pragma: str = ""
     int64_atomics_pragma: str = ""
     fp_contract_off: str = ""
+    #: built-in functions by the name the rules use → the dialect's name: the integer ones C lacks (`min`, `max`,
+    #: `abs` of any width, `mul_hi`, `clz`, `popcount`), math beyond C99 (`rsqrt`, `exp10`), and any C99 math
+    #: function the dialect spells differently
+    builtins: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def _missing(self, what: str) -> LanguageError:
+        return LanguageError(f"{type(self).__name__} has no spelling for {what}")
+
+    # ---- functions -----------------------------------------------------------------------------------------------
+
+    def function(self, name: str) -> str:
+        """The dialect's name of built-in `name` (C99's type-generic math passes through)."""
+        spelled = self.builtins.get(name)
+        if spelled is not None:
+            return spelled
+        if name in C99_MATH:
+            return name
+        raise self._missing(f"the built-in function {name!r}")
+
+    def call(self, name: str, *args: str) -> str:
+        return f"{self.function(name)}({', '.join(args)})"
+
+    def printf(self, fmt: str, *args: str) -> str:
+        """A call printing `fmt` (the body of a C string literal) with `args`."""
+        return f'printf("{fmt}"{"".join(", " + a for a in args)})'
+
+    # ---- conversions -------------------------------------------------------------------------------------------
+
+    def bitcast(self, to: str, x: str) -> str:
+        """`x`'s bits as a value of type `to`, of the same size (no conversion)."""
+        raise self._missing(f"reinterpreting bits as {to}")
+
+    def convert(self, to: str, x: str, rounding: str | None = None) -> str:
+        """`x` converted to `to`; `rounding` ('rtz', 'rte', 'rtp', 'rtn') overrides the default rounding."""
+        if rounding is None:
+            return f"(({to}){x})"
+        raise self._missing(f"conversion to {to} with rounding {rounding}")
+
+    # ---- atomics -----------------------------------------------------------------------------------------------
+
+    def atomic(self, op: str, bits: int, ptr: str, *args: str) -> str:
+        """The atomic `op` ('add', 'and', 'or', 'xor', 'xchg', 'max', 'min', 'inc', 'cmpxchg') on the `bits`-wide
+        integer at `ptr`, returning the old value."""
+        raise self._missing(f"the {bits}-bit atomic {op}")
+
+    # ---- vectors -----------------------------------------------------------------------------------------------
+
+    def vector_type(self, ctype: str, n: int) -> str:
+        raise self._missing(f"vectors of {n} {ctype}")
+
+    def vector_literal(self, ctype: str, elems: list[str]) -> str:
+        raise self._missing(f"vector literals of {len(elems)} {ctype}")
+
+    def vector_load(self, n: int, ptr: str) -> str:
+        """The `n` consecutive elements at `ptr` (element-aligned) as one vector."""
+        raise self._missing(f"vector loads of {n} elements")
+
+    def vector_store(self, n: int, value: str, ptr: str) -> str:
+        """A statement storing vector `value` to the `n` consecutive elements at `ptr` (element-aligned)."""
+        raise self._missing(f"vector stores of {n} elements")
+
+    def vector_elem(self, v: str, k: int) -> str:
+        raise self._missing("vector components")
+
+    def little_endian(self) -> str:
+        """A constant expression true on a little-endian device (the compiler folds it)."""
+        return f"{self.vector_elem(self.bitcast(self.vector_type('uchar', 4), '1u'), 0)} == 1"
+
+
+_OPENCL_BUILTINS = {
+    name: name for name in ("min", "max", "abs", "mul_hi", "clz", "popcount", "rsqrt", "exp10")
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -55,12 +149,39 @@ class OpenCLLanguage(CStyleLanguage):
     half_store: str = "vstore_half_rte({value}, 0, (__global half *)({ptr}))"
     unroll_pragma: str = "#pragma unroll"
     fixed_group_size: str = "__attribute__((reqd_work_group_size({size}, 1, 1)))"
+    aligned: str = "__attribute__((aligned({n})))"
     fp64_pragma: str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
     int64_atomics_pragma: str = (
         "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
         "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable"
     )
     fp_contract_off: str = "#pragma OPENCL FP_CONTRACT OFF"
+    builtins: Mapping[str, str] = field(default_factory=lambda: dict(_OPENCL_BUILTINS), hash=False)
+
+    def bitcast(self, to: str, x: str) -> str:
+        return f"as_{to}({x})"
+
+    def convert(self, to: str, x: str, rounding: str | None = None) -> str:
+        return super().convert(to, x) if rounding is None else f"convert_{to}_{rounding}({x})"
+
+    def atomic(self, op: str, bits: int, ptr: str, *args: str) -> str:
+        """32-bit: OpenCL 1.2's `atomic_*`; 64-bit: cl_khr_int64_*_atomics' `atom_*`."""
+        return f"{'atom' if bits == 64 else 'atomic'}_{op}({', '.join((ptr, *args))})"
+
+    def vector_type(self, ctype: str, n: int) -> str:
+        return f"{ctype}{n}"
+
+    def vector_literal(self, ctype: str, elems: list[str]) -> str:
+        return f"({self.vector_type(ctype, len(elems))})({', '.join(elems)})"
+
+    def vector_load(self, n: int, ptr: str) -> str:
+        return f"vload{n}(0, {ptr})"
+
+    def vector_store(self, n: int, value: str, ptr: str) -> str:
+        return f"vstore{n}({value}, 0, {ptr});"
+
+    def vector_elem(self, v: str, k: int) -> str:
+        return f"{v}.s{k:x}"
 
 
 OPENCL = OpenCLLanguage()

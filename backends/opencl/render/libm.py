@@ -1,4 +1,4 @@
-"""`libm.*` ops: OpenCL C's built-in of the op's name (one overloaded name for float and double).
+"""`libm.*` ops: the language's built-in of the op's name (`CStyleLanguage.function`: C99's type-generic name).
 
 C99's functions go in the shared C-like table; exp10, which C99 lacks, in OpenCL's. sinpi/cospi are left to the
 math-library pass's expansion (PoCL's sinpi(1) is -0, not +0), and OpenCL C has no Bessel functions: the pass expands
@@ -20,7 +20,7 @@ OPENCL_ONLY = (L.Exp10,)
 def render_libm(ctx: RenderContext, op: L.LibmOp) -> None:
     t = _float_result(ctx, op)
     fn = op.function
-    lift(ctx, op, lambda *a: round_to(t, f"{fn}({', '.join(a)})", ctx), cost=MATH_COST)
+    lift(ctx, op, lambda *a: round_to(t, ctx.lang.call(fn, *a), ctx), cost=MATH_COST)
 
 
 CSTYLE_RULES.register(*C99)(render_libm)

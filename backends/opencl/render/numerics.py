@@ -1,10 +1,13 @@
-"""The SDK's float conversions (`triton_backend_sdk.numerics`, `numerics_fp8`) spelled as OpenCL C: the bodies of the
-bf16 rounding and the fp8 encoding/decoding helpers come from the one shared algorithm instead of a C copy of it."""
+"""The SDK's float conversions (`triton_backend_sdk.numerics`, `numerics_fp8`) spelled in C and the language's bit
+casts: the bodies of the bf16 rounding and the fp8 encoding/decoding helpers come from the one shared algorithm
+instead of a C copy of it."""
 
 from __future__ import annotations
 
 from triton_backend_sdk.numerics import f32_to_bf16_bits
 from triton_backend_sdk.numerics_fp8 import Fp8Format, f32_to_fp8_bits, fp8_to_f32_bits
+
+from .language import CStyleLanguage
 
 
 class _COps:
@@ -44,10 +47,11 @@ class _COps:
         return f"({c} ? {a} : {b})"
 
 
-def bf16_round_helper(name: str, rtz: bool) -> str:
+def bf16_round_helper(name: str, lang: CStyleLanguage, rtz: bool) -> str:
     """`float name(float f)`: `f` rounded to bf16 (nearest even, or toward zero), still held in a float."""
     bits = f32_to_bf16_bits(_COps(), "x", rtz)
-    return f"float {name}(float f) {{\n  uint x = as_uint(f);\n  return as_float({bits} << 16);\n}}"
+    x, y = lang.bitcast("uint", "f"), lang.bitcast("float", f"{bits} << 16")
+    return f"float {name}(float f) {{\n  uint x = {x};\n  return {y};\n}}"
 
 
 class _CStatements(_COps):
@@ -93,17 +97,17 @@ class _CStatements(_COps):
         return self._bind("uint", super().select(c, a, b))
 
 
-def fp8_encode_helper(name: str, fmt: Fp8Format, rtz: bool) -> str:
+def fp8_encode_helper(name: str, fmt: Fp8Format, lang: CStyleLanguage, rtz: bool) -> str:
     """`uchar name(float f)`: the fp8 code of `f` (nearest even, or toward zero), the SDK's rounding."""
     o = _CStatements()
     code = f32_to_fp8_bits(o, "x", fmt, rtz)
     body = "\n".join(o.lines)
-    return f"uchar {name}(float f) {{\n  uint x = as_uint(f);\n{body}\n  return (uchar){code};\n}}"
+    return f"uchar {name}(float f) {{\n  uint x = {lang.bitcast('uint', 'f')};\n{body}\n  return (uchar){code};\n}}"
 
 
-def fp8_decode_helper(name: str, fmt: Fp8Format) -> str:
+def fp8_decode_helper(name: str, fmt: Fp8Format, lang: CStyleLanguage) -> str:
     """`float name(uchar b)`: the exact value of the fp8 code `b`, the SDK's widening."""
     o = _CStatements()
     bits = fp8_to_f32_bits(o, "c", fmt)
     body = "\n".join(o.lines)
-    return f"float {name}(uchar b) {{\n  uint c = (uint)b;\n{body}\n  return as_float({bits});\n}}"
+    return f"float {name}(uchar b) {{\n  uint c = (uint)b;\n{body}\n  return {lang.bitcast('float', bits)};\n}}"

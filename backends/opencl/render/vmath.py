@@ -14,8 +14,16 @@ from __future__ import annotations
 
 from ..compiler import CPU_FEATURE
 from .context import RenderContext
+from .language import CStyleLanguage
 
-EXP_F32 = """inline float tb_exp_f32(float x) {
+
+def exp_f32(lang: CStyleLanguage) -> str:
+    """The inline fp32 exp; 2^k is built from its float bits."""
+
+    def scale(e: str) -> str:
+        return lang.bitcast("float", f"({e} + 127) << 23")
+
+    return f"""inline float tb_exp_f32(float x) {{
   const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
   const float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = fma(k, -0.693145751953125f, xc);
@@ -29,9 +37,9 @@ EXP_F32 = """inline float tb_exp_f32(float x) {
   p = fma(p, r * r, r) + 1.0f;
   const int ki = (int)k;
   const int k1 = ki >> 1;
-  const float y = p * as_float((k1 + 127) << 23) * as_float((ki - k1 + 127) << 23);
+  const float y = p * {scale("k1")} * {scale("ki - k1")};
   return x != x ? x : (x > 88.72283935546875f ? INFINITY : y);
-}"""
+}}"""
 
 
 #: PoCL's fp32 tanh never reaches ±1 (it stops at ±0.99999994); the correctly rounded tanh is ±1 from
@@ -45,7 +53,7 @@ def inline_fn(ctx: RenderContext, fn: str, ctype: str) -> str | None:
     """The inline helper replacing the OpenCL built-in `fn` for `ctype` on this device, or None to keep the
     built-in."""
     if fn == "exp" and ctype == "float" and CPU_FEATURE in ctx.features:
-        return ctx.define_helper("tb_exp_f32", EXP_F32)
+        return ctx.define_helper("tb_exp_f32", exp_f32(ctx.lang))
     if fn == "tanh" and ctype == "float":
         return ctx.define_helper("tb_tanh_f32", TANH_F32)
     return None
