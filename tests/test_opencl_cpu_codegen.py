@@ -35,10 +35,28 @@ def test_loads_are_read_in_the_consuming_loop_on_a_cpu_device():
         src,
         """
         for (uint r0 = 0u; r0 < 64u; ++r0) {
-        if ((((int)i0) < a_n0)) { *((a_y0 + ((int)i0))) = (((((int)i0) < a_n0) ? *((a_x0 + ((int)i0))) : 0.0f) +
+        if ((((int)i0) < a_n0)) { *((a_y0 + ((int)i0))) = (*((a_x0 + ((int)i0))) + *((a_y0 + ((int)i0)))); }
     """,
     )
     assert src.count("for (uint") == 1 and "float t_" not in src
+
+
+def test_a_load_under_another_mask_than_its_store_keeps_its_test():
+    """The loads above need no test of their own (the store's `if (mask)` tests the same mask value at the same
+    element: analysis.uses.mask_implied_by_sink); a load under a different mask still tests it."""
+    body = ADD.replace(
+        "    %b = tt.load %qy, %m",
+        "    %t = arith.constant dense<8> : tensor<64xi32>\n"
+        "    %m2 = arith.cmpi slt, %r, %t : tensor<64xi32>\n"
+        "    %b = tt.load %qy, %m2",
+    )
+    src = render(body, ARGS, local_size=1, features=CPU)
+    check_lines(
+        src,
+        """
+        if ((((int)i0) < a_n0)) { *((a_y0 + ((int)i0))) = (*((a_x0 + ((int)i0))) + ((((int)i0) < 8) ? *((a_y0 + ((int)i0))) : 0.0f)); }
+    """,
+    )
 
 
 def test_a_load_is_not_moved_past_a_store():

@@ -13,7 +13,7 @@ from triton_backend_sdk.analysis.tile_model import (
     register_block,
     stored,
 )
-from triton_backend_sdk.analysis.uses import load_sink, sink_of
+from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink, sink_of
 from triton_backend_sdk.ir import parse_ttir
 
 _TEXT = """module {
@@ -106,3 +106,46 @@ def test_reduction_lanes_follow_the_vector_width(bits: int, elem: int, n: int, p
 )
 def test_dot_register_blocks_fit_the_accumulator_registers(bits: int, elem: int, m: int, n: int, plan) -> None:
     assert register_block(bits, elem, m, n) == plan
+
+
+_MASKED = """module {
+  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %ix: !tt.ptr<i32>, %n: i32) {
+    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+    %s = tt.splat %n : i32 -> tensor<64xi32>
+    %m = arith.cmpi slt, %r, %s : tensor<64xi32>
+    %m2 = arith.cmpi sgt, %r, %s : tensor<64xi32>
+    %px = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %qx = tt.addptr %px, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %py = tt.splat %y : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+    %qy = tt.addptr %py, %r : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %same = tt.load %qx, %m : tensor<64x!tt.ptr<f32>>
+    %c = arith.mulf %same, %same : tensor<64xf32>
+    tt.store %qy, %c, %m : tensor<64x!tt.ptr<f32>>
+    %other = tt.load %qx, %m2 : tensor<64x!tt.ptr<f32>>
+    tt.store %qy, %other, %m : tensor<64x!tt.ptr<f32>>
+    %moved = tt.load %qx, %m : tensor<64x!tt.ptr<f32>>
+    %rev = tt.reshape %moved : tensor<64xf32> -> tensor<8x8xf32>
+    %t = tt.trans %rev {order = array<i32: 1, 0>} : tensor<8x8xf32> -> tensor<8x8xf32>
+    %back = tt.reshape %t : tensor<8x8xf32> -> tensor<64xf32>
+    tt.store %qy, %back, %m : tensor<64x!tt.ptr<f32>>
+    %pi = tt.splat %ix : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+    %qi = tt.addptr %pi, %r : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+    %idx = tt.load %qi, %m : tensor<64x!tt.ptr<i32>>
+    %qz = tt.addptr %py, %idx : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+    %one = arith.constant dense<1.0> : tensor<64xf32>
+    tt.store %qz, %one, %m : tensor<64x!tt.ptr<f32>>
+    tt.return
+  }
+}"""
+
+
+def test_a_store_under_the_loads_mask_at_the_same_index_implies_it() -> None:
+    """Only a store of the load's value (not through a transpose, not as its address) under the very same mask
+    value makes the load's own mask test redundant inside the store's test."""
+    module = parse_ttir(_MASKED)
+    v = {r.name: r for op in module.walk() for r in op.results if r.name}
+    for name, implied in (("same", True), ("other", False), ("moved", False), ("idx", False)):
+        load = v[name].owner
+        sink = load_sink(load)
+        assert sink is not None, name
+        assert mask_implied_by_sink(load, sink) is implied, name

@@ -79,3 +79,47 @@ def load_sink(load: O.Load) -> Op | None:
         if not ((o.pure and not o.regions) or (isinstance(o, O.Load) and not o.is_volatile)):
             return None
     return sink
+
+
+def same_index(load: O.Load, sink: Op) -> bool:
+    """Whether `load`'s value reaches `sink` (its `load_sink`) through elementwise ops only, so that the sink's
+    element i reads the load's element i (a transpose or broadcast in between would read another element, under
+    another mask bit). Where the value branches, `sink_of` has already made every op of the chain elementwise."""
+    v = load.result
+    while True:
+        user = v.uses[0][0]
+        if user is sink:
+            return True
+        if not user.elementwise:
+            return False
+        v = user.results[0]
+
+
+def _feeds_value_only(load: O.Load, sink: O.Store) -> bool:
+    """Whether the values between `load` and `sink` reach the store as its value only (not its pointer or mask)."""
+    seen, todo = set(), [load.result]
+    while todo:
+        x = todo.pop()
+        for user, _ in x.uses:
+            if user is sink:
+                if x is not sink.value:
+                    return False
+            elif user not in seen:
+                seen.add(user)
+                todo.extend(user.results)
+    return True
+
+
+def mask_implied_by_sink(load: O.Load, sink: Op) -> bool:
+    """Whether a load read in its sink's loop (`load_sink`) needs no mask test of its own: the sink is a store
+    under the same mask value whose stored value reads the load at the same index, so wherever the store evaluates
+    its value under its mask test, the load's mask holds. A backend drops the load's test only where its store
+    evaluates the value under that test (cpu_ref: inside a run whose mask passed; opencl: inside `if (mask)`)."""
+    mask = load.mask
+    return (
+        mask is not None
+        and isinstance(sink, O.Store)
+        and sink.mask is mask
+        and same_index(load, sink)
+        and _feeds_value_only(load, sink)
+    )

@@ -16,7 +16,7 @@ from math import gcd
 
 from llvmlite import ir
 from triton_backend_sdk.analysis.axis_info import axis_info_of
-from triton_backend_sdk.analysis.uses import load_sink
+from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
 from triton_backend_sdk.ir.core import Value
@@ -114,19 +114,6 @@ def _mask_known_true(ctx: LoweringContext, mask: object) -> Iterator[None]:
 
 def _known_true(ctx: LoweringContext, mask: object) -> bool:
     return any(m is mask for m in _TRUE_MASKS.get(ctx, ()))
-
-
-def _same_index(load: O.Load, sink: O.Op) -> bool:
-    """Whether `load`'s value reaches `sink` through elementwise ops only, so that the sink's element i reads the
-    load's element i (a transpose or broadcast in between would read another element under another mask bit)."""
-    v = load.result
-    while True:
-        user = v.uses[0][0]
-        if user is sink:
-            return True
-        if not user.elementwise:
-            return False
-        v = user.results[0]
 
 
 def _bytes(t: ir.Type) -> int:
@@ -248,10 +235,10 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
     if isinstance(sink, O.Store):
         # read in the store's loop (vector add: one loop, no buffers); the guard's branch stays inside that loop
         # unless the store's run already tested this same mask at this same element
-        same = _same_index(op, sink)
+        implied = mask_implied_by_sink(op, sink)
 
         def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
-            m = None if mask is None or (same and _known_true(ctx, mask)) else elem(mask, idx)
+            m = None if mask is None or (implied and _known_true(ctx, mask)) else elem(mask, idx)
             return _load_one(ctx, elem(ptr, idx), st, ety, m, elem(other, idx))
 
         ctx.define(res, Tile(res.type.shape, ety, gen=gen, cost=LOAD_COST))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from triton_backend_sdk.analysis.axis_info import axis_info_of
-from triton_backend_sdk.analysis.uses import load_sink
+from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op, Value
 from triton_backend_sdk.ir.enums import MemSemantic, RMWOp
@@ -91,12 +91,13 @@ def _shared_from_item0(ctx: RenderContext, res: Value, ctype: str, stmt: Callabl
 LOAD_COST = 8
 
 
-def _deferrable(ctx: RenderContext, op: O.Load, ptr: object) -> bool:
-    """Whether a tile load on a one-work-item program (a CPU device) is read in its consumer's loop (see
-    `triton_backend_sdk.analysis.uses`). Pointer tiles held in registers keep the row-wise path (`load_rows`)."""
+def _deferred_sink(ctx: RenderContext, op: O.Load, ptr: object) -> Op | None:
+    """The op in whose loop a tile load on a one-work-item program (a CPU device) is read (see
+    `triton_backend_sdk.analysis.uses`), or None. Pointer tiles held in registers keep the row-wise path
+    (`load_rows`)."""
     if ctx.L != 1 or (isinstance(ptr, Tile) and ptr.reg is not None):
-        return False
-    return load_sink(op) is not None
+        return None
+    return load_sink(op)
 
 
 def _proof(ctx: RenderContext, op: Op, ptr: Value, mask: Value | None) -> vec4.Proof:
@@ -122,9 +123,9 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
     ctype = ctx.ctype(res)
     volatile = op.is_volatile
 
-    def value(idx: Idx, p: str | None = None) -> str:
+    def value(idx: Idx, p: str | None = None, guarded: bool = True) -> str:
         read = load_expr(ctx, t, p or ctx.element(ptr, idx), volatile)
-        if mask is None:
+        if mask is None or not guarded:
             return read
         alt = ctx.element(other, idx) if other is not None else zero_of(ctype)
         return f"({ctx.element(mask, idx)} ? {read} : {alt})"
@@ -135,8 +136,13 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
             return
         ctx.define(res, value(Idx((), lin="0u")))
         return
-    if not volatile and _deferrable(ctx, op, ptr):
-        ctx.define(res, Tile(res.type.shape, ctype, gen=value, cost=LOAD_COST))
+    sink = None if volatile else _deferred_sink(ctx, op, ptr)
+    if sink is not None:
+        # read inside the store's `if (mask)` (render_store, one work-item): a load under that same mask at that
+        # same element needs no test of its own (the float->int guards read it five times)
+        guarded = not mask_implied_by_sink(op, sink)
+        gen = value if guarded else (lambda idx: value(idx, guarded=False))
+        ctx.define(res, Tile(res.type.shape, ctype, gen=gen, cost=LOAD_COST))
         return
     out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
     if not volatile and vec4.applies(ctx, out.shape, CT.mem_ctype(t)) and ctype == CT.mem_ctype(t):
