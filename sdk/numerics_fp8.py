@@ -73,7 +73,7 @@ def f32_to_fp8_bits(o: IntOps[V, C], x: V, fmt: Fp8Format, rtz: bool = False) ->
 
     Normal and subnormal results share one path: the significand with its implicit bit is shifted right by
     `23 - mbits`, plus how far the exponent is below fp8's smallest normal one (capped at 31: everything is shifted
-    out by then), and rounded; the exponent above the smallest normal one is added on, so a carry out of the
+    out by then, f32 subnormals with their wrongly set implicit bit included), and rounded; the exponent above the smallest normal one is added on, so a carry out of the
     mantissa moves into the exponent, and a subnormal rounding up becomes the smallest normal."""
     shift = 23 - fmt.mbits
     e_min = 127 + 1 - fmt.bias  # f32 exponent field of fp8's smallest normal value
