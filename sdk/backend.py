@@ -148,7 +148,10 @@ class TargetBackend(BaseBackend):
         return {"triton.language.extra.libdevice": libdevice}
 
     def get_codegen_implementation(self, options: Options) -> dict:
-        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1)}
+        """`convert_custom_types`: the fp8e4b15 casts Triton's frontend asks the target for (sdk/frontend_casts.py)."""
+        from .frontend_casts import convert_custom_types
+
+        return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1), "convert_custom_types": convert_custom_types}
 
     def pack_metadata(self, metadata: Any) -> tuple:
         return (metadata.num_warps, metadata.num_ctas, metadata.shared)

@@ -46,28 +46,6 @@ def host_descriptor() -> TargetDescriptor:
     )
 
 
-def _convert_custom_types(input: Any, dst_ty: Any, fp_downcast_rounding: Any = None, _semantic: Any = None) -> Any:
-    """fp8e4b15 casts, which Triton's frontend leaves to the target (its IR type is a plain i8): the CUDA path's bit
-    conversions, written with integer tensor ops. fp8e4b15 has bias 15 and no inf/NaN, so widening places its seven
-    magnitude bits on f16's; narrowing goes through f16 (f32 rounds toward zero first), saturates the magnitude at
-    1.75 (NaN and inf too, as PTX's min.f16 returns the non-NaN operand) and rounds half away from zero."""
-    import triton.language as tl
-
-    s = _semantic
-    i32 = lambda v: s.to_tensor(v)
-    if input.type.scalar.is_fp8e4b15():
-        w = s.cast(s.bitcast(input, tl.uint8), tl.int32)
-        bits = s.or_(s.shl(s.and_(w, i32(0x7F)), i32(7)), s.shl(s.and_(w, i32(0x80)), i32(8)))
-        half = s.bitcast(s.cast(s.cast(bits, tl.uint16), tl.int16), tl.float16)
-        return half if dst_ty.scalar.is_fp16() else s.cast(half, dst_ty.scalar)
-    half = input if input.type.scalar.is_fp16() else s.cast(input, tl.float16, fp_downcast_rounding="rtz")
-    bits = s.and_(s.cast(s.bitcast(half, tl.uint16), tl.int32), i32(0xFFFF))
-    mag = s.minimum(s.and_(bits, i32(0x7FFF)), i32(0x3F00), tl.PropagateNan.NONE)
-    code = s.lshr(s.add(s.shl(mag, i32(1)), i32(0x80), False), i32(8))
-    code = s.or_(code, s.and_(s.lshr(bits, i32(8)), i32(0x80)))
-    return s.bitcast(s.cast(code, tl.uint8), tl.float8e4b15)
-
-
 class CPURefBackend(TargetBackend):
     name = NAME
     version = __version__
@@ -85,13 +63,6 @@ class CPURefBackend(TargetBackend):
         from triton_backend_sdk.transforms.carried_pointers import CarriedPointerOffsets
 
         return [CarriedPointerOffsets()]
-
-    def get_codegen_implementation(self, options: Options) -> dict:
-        """Adds `convert_custom_types`, which Triton's frontend needs for fp8e4b15 casts (the CUDA backend supplies
-        inline PTX there; cpu_ref the same bit conversions as integer tensor ops)."""
-        fns = super().get_codegen_implementation(options)
-        fns["convert_custom_types"] = _convert_custom_types
-        return fns
 
     def add_stages(self, stages: dict, options: Options, language: Any = None) -> None:
         """Also names a `ttgir` entry after `ttir`, so that Triton can compile a `.ttgir` file (it starts after the
