@@ -17,6 +17,8 @@ from ..pipeline import IRPass
 def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: RuleTable | None = None) -> list[IRPass]:
     """The shared legalizations, in the order they must run. An op whose own class has a rule in `rules` (the
     backend's table) is left to that rule."""
+    from ..ir.dialects.device import ClockNs
+    from .atomic_poll import AtomicPoll
     from .atomics import AtomicLoadStore
     from .dot_scaled import DecomposeDotScaled
     from .int_semantics import IntSemantics
@@ -28,6 +30,8 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     passes: list[IRPass] = [MathLibrary(rules=rules)]
     if not native(O.DotScaled):
         passes.append(DecomposeDotScaled())
+    if not native(O.AtomicPoll):  # before the atomic loads it expands into are themselves lowered
+        passes.append(AtomicPoll(clock=rules is None or native(ClockNs)))
     if not (native(O.AtomicLoad) and native(O.AtomicStore)):
         passes.append(AtomicLoadStore(load=not native(O.AtomicLoad), store=not native(O.AtomicStore)))
     # always: the guarded division/shift/conversion it leaves is rendered by the backend's plain rule

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     atomics,
+    clock,
     control,
     convert,
     debug,

@@ -25,7 +25,7 @@ from ..fields import (
     Result,
     VarOperand,
 )
-from ..types import PointerType, TensorDescType, Type, is_int, pointee
+from ..types import PointerType, TensorDescType, Type, i1, is_int, pointee
 from .arith import BinaryOp
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -174,9 +174,18 @@ class AtomicStore(_Atomic):
 
 @register_op
 class AtomicPoll(_Atomic):
-    """`tt.atomic_poll sem, scope, ptr, expected[ timeout t]` -> i1 (Triton 3.9)."""
+    """`tt.atomic_poll sem, scope, ptr, expected[ timeout t]` -> i1 per element (Triton 3.9, `tl.atomic_poll`).
+
+    Spins until the integer (16/32/64-bit) at each pointer equals `expected`, or until `timeout` (a scalar i64,
+    Triton's uint64 nanoseconds, shared by the whole block) has passed; a timed-out element is false. Every element
+    is read at least once, even with a zero timeout. `sem` is acquire or relaxed. No mask: every pointer is polled.
+    `sdk/transforms/atomic_poll.py` expands it into a loop of `tt.atomic_load`s for backends without a rule of their
+    own. A poll that waits for another program needs that program to run: cpu_ref runs programs on a thread pool
+    that claims them in increasing linear id (one thread: strictly in order), so a program may wait only for a
+    lower-numbered one."""
 
     name = "tt.atomic_poll"
+    sem = EnumProp(MemSemantic, default=MemSemantic.ACQUIRE)
     ptr = Operand()
     expected = Operand()
     timeout = OptOperand()
@@ -184,6 +193,17 @@ class AtomicPoll(_Atomic):
     assembly_format = (
         "$sem, $scope, $ptr, $expected (timeout $timeout)? attr-dict : type($ptr), type($expected) -> type($result)"
     )
+
+    def verify_(self) -> None:
+        if self.sem not in (MemSemantic.ACQUIRE, MemSemantic.RELAXED):
+            raise IRVerificationError(f"polls with {self.sem.value} semantics (acquire or relaxed only)", self)
+        if self.expected.type != pointee(self.ptr.type) or not is_int(self.expected.type):
+            raise IRVerificationError(f"expects {self.expected.type} through {self.ptr.type}", self)
+        if self.result.type.shape != self.ptr.type.shape or self.result.type.element != i1:
+            raise IRVerificationError(f"gives {self.result.type} for {self.ptr.type} (i1 per pointer)", self)
+        t = self.timeout
+        if t is not None and (t.type.is_tensor or not is_int(t.type)):
+            raise IRVerificationError(f"times out after a {t.type} (a scalar integer of nanoseconds)", self)
 
 
 @register_op

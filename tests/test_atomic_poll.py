@@ -1,0 +1,293 @@
+"""`tl.atomic_poll` (Triton 3.9) on every SDK backend: the op's text against Triton's parser, matched flags of
+every width and semantics, blocks of pointers with per-element expected values, timeouts (cpu_ref measures them
+with the host clock; opencl, which has no clock, refuses a run-time timeout by name), and programs that wait for
+one another (run in a subprocess with a time limit, so that a hang fails the test instead of blocking the run)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton_backend_sdk.descriptor import TargetDescriptor
+from triton_backend_sdk.errors import UnsupportedError
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir import parse_ttir, print_module, verify
+from triton_backend_sdk.ir.dialects.device import ClockNs
+from triton_backend_sdk.ir.enums import MemSemantic, MemSyncScope
+from triton_backend_sdk.ir.types import i64
+from triton_backend_sdk.lowering import RuleTable
+from triton_backend_sdk.options import Options
+from triton_backend_sdk.pipeline import PassContext
+from triton_backend_sdk.transforms import legalization_passes
+from triton_backend_sdk.transforms.atomic_poll import AtomicPoll as AtomicPollPass
+from ttir_corpus import cross_check
+
+#: tt.atomic_poll is Triton 3.9's; an older parser does not know it
+TRITON_39 = tuple(int(x) for x in triton.__version__.split(".")[:2]) >= (3, 9)
+DTYPES = [torch.int16, torch.int32, torch.int64]
+
+
+def _random_ints(rng: torch.Generator, dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+    info = torch.iinfo(dtype)
+    return torch.randint(info.min, info.max, shape, generator=rng, dtype=torch.int64).to(dtype)
+
+
+# ---- the op's text ---------------------------------------------------------------------------------------------------
+
+POLL_TEXT = """\
+module {
+  tt.func public @poll(%p: !tt.ptr<i64>, %e: i64, %t: i64) {
+    %0 = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+    %1 = tt.splat %p : !tt.ptr<i64> -> tensor<8x!tt.ptr<i64>>
+    %2 = tt.addptr %1, %0 : tensor<8x!tt.ptr<i64>>, tensor<8xi32>
+    %3 = tt.splat %e : i64 -> tensor<8xi64>
+    %4 = tt.atomic_poll relaxed, cta, %2, %3 timeout %t : tensor<8x!tt.ptr<i64>>, tensor<8xi64> -> tensor<8xi1>
+    %5 = tt.atomic_poll acquire, sys, %p, %e : !tt.ptr<i64>, i64 -> i1
+    tt.return
+  }
+}
+"""
+
+
+def test_poll_text_round_trips_and_matches_tritons_parser() -> None:
+    m = parse_ttir(POLL_TEXT)
+    verify(m)
+    assert print_module(m) == POLL_TEXT
+    polls = [op for op in m.walk() if isinstance(op, O.AtomicPoll)]
+    assert [(p.sem, p.scope, p.timeout is not None) for p in polls] == [
+        (MemSemantic.RELAXED, MemSyncScope.CTA, True),
+        (MemSemantic.ACQUIRE, MemSyncScope.SYSTEM, False),
+    ]
+    assert str(polls[0].result.type) == "tensor<8xi1>"
+    if TRITON_39:
+        cross_check(POLL_TEXT, m)
+
+
+def test_clock_reads_and_prints_in_generic_form() -> None:
+    text = 'module {\n  tt.func @k() {\n    %0 = "device.clock_ns"() : () -> i64\n    tt.return\n  }\n}\n'
+    m = parse_ttir(text)
+    verify(m)
+    (clock,) = [op for op in m.walk() if isinstance(op, ClockNs)]
+    assert clock.result.type == i64
+    assert print_module(m) == text
+
+
+# ---- the legalization ----------------------------------------------------------------------------------------------
+
+
+def _legalized(text: str, clock: bool) -> list[str]:
+    m = parse_ttir(text)
+    ctx = PassContext(Options(), TargetDescriptor(name="t", arch="x"), {})
+    AtomicPollPass(clock=clock).run(m, ctx)
+    verify(m)
+    return [op.op_name for op in m.walk()]
+
+
+def test_poll_becomes_a_loop_of_atomic_loads_with_a_clock_only_for_a_timeout() -> None:
+    names = _legalized(POLL_TEXT, clock=True)
+    assert "tt.atomic_poll" not in names
+    assert names.count("scf.while") == 2 and names.count("tt.atomic_load") == 2
+    assert names.count("device.clock_ns") == 2  # the timed poll: its start and one reading per round
+    assert names.count("tt.reduce") == 1  # only the block poll asks whether any element is still unmatched
+    untimed = POLL_TEXT.replace(" timeout %t", "")
+    assert "device.clock_ns" not in _legalized(untimed, clock=False)
+
+
+def test_run_time_timeout_without_a_clock_is_refused_by_name() -> None:
+    with pytest.raises(UnsupportedError, match="no clock"):
+        _legalized(POLL_TEXT, clock=False)
+
+
+def test_a_backend_with_its_own_rule_keeps_the_op() -> None:
+    desc = TargetDescriptor(name="t", arch="x")
+    polls = lambda r: [p for p in legalization_passes(desc, Options(), r) if isinstance(p, AtomicPollPass)]
+    native = RuleTable("native")
+    native.register(O.AtomicPoll)(lambda ctx, op: None)
+    timed = RuleTable("timed")
+    timed.register(ClockNs)(lambda ctx, op: None)
+    assert polls(native) == [] and polls(native.derive("vendor")) == []
+    assert polls(RuleTable("plain")) == [AtomicPollPass(clock=False)]
+    assert polls(timed.derive("vendor")) == [AtomicPollPass(clock=True)]
+    assert polls(None) == [AtomicPollPass(clock=True)]
+
+
+# ---- kernels --------------------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _poll_scalar(flag, out, done, expected, SEM: tl.constexpr, SCOPE: tl.constexpr):
+    matched = tl.atomic_poll(flag, expected, sem=SEM, scope=SCOPE)
+    tl.store(out, matched)
+    tl.store(done, 1)
+
+
+@triton.jit
+def _poll_block(flag, want, out, M: tl.constexpr, N: tl.constexpr, SEM: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    matched = tl.atomic_poll(flag + offs, tl.load(want + offs), sem=SEM)
+    tl.store(out + offs, matched)
+
+
+@triton.jit
+def _poll_block_timeout(flag, want, out, timeout_ns, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    matched = tl.atomic_poll(flag + offs, tl.load(want + offs), timeout_ns=timeout_ns)
+    tl.store(out + offs, matched)
+
+
+@triton.jit
+def _poll_zero_timeout(flag, want, out, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    matched = tl.atomic_poll(flag + offs, tl.load(want + offs), sem="relaxed", timeout_ns=0)
+    tl.store(out + offs, matched)
+
+
+@triton.jit
+def _poll_scalar_timeout(flag, out, timeout_ns):
+    tl.store(out, tl.atomic_poll(flag, 1, timeout_ns=timeout_ns))
+
+
+@pytest.mark.parametrize("sem", ["relaxed", "acquire"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_poll_of_a_set_flag_returns_true(backend: str, dtype: torch.dtype, sem: str, rng: torch.Generator) -> None:
+    flag = _random_ints(rng, dtype, (1,))
+    before = flag.clone()
+    out = torch.zeros(1, dtype=torch.bool)
+    done = torch.zeros(1, dtype=torch.int32)
+    _poll_scalar[(1,)](flag, out, done, int(flag.item()), SEM=sem, SCOPE="gpu")
+    assert out.item() and done.item() == 1
+    assert torch.equal(flag, before)  # a poll reads only
+
+
+@pytest.mark.parametrize("scope", ["cta", "gpu", "sys"])
+def test_poll_scopes(backend: str, scope: str) -> None:
+    flag = torch.full((1,), -7, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.bool)
+    done = torch.zeros(1, dtype=torch.int32)
+    _poll_scalar[(1,)](flag, out, done, -7, SEM="acquire", SCOPE=scope)
+    assert out.item() and done.item() == 1
+
+
+@pytest.mark.parametrize("sem", ["relaxed", "acquire"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(1, 8), (4, 16), (2, 64)], ids=str)
+def test_poll_block_with_per_element_expected_values(
+    backend: str, dtype: torch.dtype, sem: str, shape: tuple[int, int], rng: torch.Generator
+) -> None:
+    flag = _random_ints(rng, dtype, shape)
+    out = torch.zeros(shape, dtype=torch.bool)
+    _poll_block[(1,)](flag, flag.clone(), out, M=shape[0], N=shape[1], SEM=sem)
+    assert bool(out.all())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_constant_zero_timeout_reads_each_element_once(backend: str, dtype: torch.dtype, rng: torch.Generator) -> None:
+    """`timeout_ns=0` written in the kernel needs no clock: one round of loads, so every backend runs it."""
+    n = 64
+    flag = _random_ints(rng, dtype, (n,))
+    want = flag.clone()
+    miss = torch.rand(n, generator=rng) < 0.5
+    want[miss] ^= 1
+    out = torch.zeros(n, dtype=torch.bool)
+    _poll_zero_timeout[(1,)](flag, want, out, N=n)
+    assert torch.equal(out, ~miss)
+
+
+@pytest.mark.parametrize("initial, expected", [(1, True), (0, False)])
+def test_run_time_timeout(backend: str, initial: int, expected: bool) -> None:
+    flag = torch.full((1,), initial, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.bool)
+    if backend == "opencl":
+        with pytest.raises(UnsupportedError, match="no clock") as err:
+            _poll_scalar_timeout[(1,)](flag, out, 0)
+        assert "tt.atomic_poll with timeout_ns" in str(err.value) and "TRITON_SDK_DUMP_DIR" in str(err.value)
+        return
+    _poll_scalar_timeout[(1,)](flag, out, 0)
+    assert out.item() == expected
+
+
+def test_timeout_waits_at_least_its_budget(backend: str) -> None:
+    if backend == "opencl":
+        pytest.skip("opencl has no clock: run-time timeouts are refused (test_run_time_timeout)")
+    flag = torch.zeros(1, dtype=torch.int32)
+    out = torch.ones(1, dtype=torch.bool)
+    budget = 30_000_000
+    _poll_scalar_timeout[(1,)](flag, out, 0)  # compile outside the measurement
+    t0 = time.perf_counter()
+    _poll_scalar_timeout[(1,)](flag, out, budget)
+    waited = time.perf_counter() - t0
+    assert not out.item()
+    assert waited >= budget * 1e-9, f"timed out after {waited * 1e3:.1f} ms of a {budget * 1e-6:.0f} ms budget"
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_block_timeout_gives_exactly_the_matching_elements(
+    backend: str, dtype: torch.dtype, rng: torch.Generator
+) -> None:
+    if backend == "opencl":
+        pytest.skip("opencl has no clock: run-time timeouts are refused (test_run_time_timeout)")
+    shape = (4, 16)
+    flag = _random_ints(rng, dtype, shape)
+    want = flag.clone()
+    miss = torch.rand(shape, generator=rng) < 0.3
+    want[miss] += 1
+    out = torch.zeros(shape, dtype=torch.bool)
+    _poll_block_timeout[(1,)](flag, want, out, 2_000_000, M=shape[0], N=shape[1])
+    assert torch.equal(out, ~miss)
+
+
+# ---- programs waiting for one another --------------------------------------------------------------------------------
+
+_CHAIN = textwrap.dedent(
+    """
+    import sys, torch, triton, triton.language as tl, triton_backend_sdk
+
+    triton_backend_sdk.use(sys.argv[1])
+
+    @triton.jit
+    def chain(flags, payload, seen):
+        pid = tl.program_id(0)
+        value = pid * 3 + 1
+        if pid > 0:
+            tl.store(seen + pid, tl.atomic_poll(flags + pid - 1, 1, sem="acquire").to(tl.int32))
+            value = tl.load(payload + pid - 1) + 3
+        tl.store(payload + pid, value)
+        tl.atomic_xchg(flags + pid, 1, sem="release")
+
+    n = int(sys.argv[2])
+    flags = torch.zeros(n, dtype=torch.int32)
+    payload = torch.zeros(n, dtype=torch.int32)
+    seen = torch.zeros(n, dtype=torch.int32)
+    chain[(n,)](flags, payload, seen)
+    assert flags.tolist() == [1] * n, flags
+    assert payload.tolist() == [3 * i + 1 for i in range(n)], payload
+    assert seen[1:].tolist() == [1] * (n - 1), seen
+    print("ok")
+    """
+)
+
+
+@pytest.mark.parametrize("programs", [2, 33])
+def test_program_waits_for_a_lower_numbered_one(backend: str, programs: int, tmp_path: Path) -> None:
+    """Program i polls the flag program i-1 sets with a release exchange after writing its payload, then reads that
+    payload. The CPU grid claims programs in increasing id, so waiting only on lower ids cannot deadlock."""
+    script = tmp_path / "chain.py"  # Triton reads a @jit function's source from its file
+    script.write_text(_CHAIN)
+    env = {**os.environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, str(script), backend, str(programs)],
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
