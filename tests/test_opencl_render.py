@@ -16,7 +16,11 @@ FEATURES = frozenset({"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_khr_int64_
 
 
 def render(
-    body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", local_size: int = 128, features: frozenset[str] = FEATURES
+    body: str,
+    args: str = "%x: !tt.ptr<f32>, %n: i32",
+    local_size: int = 128,
+    features: frozenset[str] = FEATURES,
+    vector_bits: int = 128,
 ) -> str:
     text = f"""module {{
   tt.func public @k({args}) {{
@@ -24,7 +28,10 @@ def render(
     tt.return
   }}
 }}"""
-    return render_module(parse_ttir(text), "k", OPENCL_RULES, OPENCL, local_size, features, "test-device").source
+    module = parse_ttir(text)
+    return render_module(
+        module, "k", OPENCL_RULES, OPENCL, local_size, features, "test-device", True, vector_bits
+    ).source
 
 
 LOAD_1024 = """
@@ -137,9 +144,10 @@ def test_full_reduction_is_per_work_item_then_two_barriers():
 
 
 def test_one_work_item_reduces_in_16_lanes_without_barriers():
-    """A CPU device's one-work-item program: the 1024 elements in 16 independent partial lanes, then the lanes; the
-    load is read inside the lanes loop (its only consumer, nothing written in between)."""
-    src = render(SUM_1024, local_size=1)
+    """A CPU device's one-work-item program (256-bit vectors, PoCL on AVX2): the 1024 elements in 16 independent
+    partial lanes, then the lanes; the load is read inside the lanes loop (its only consumer, nothing written in
+    between)."""
+    src = render(SUM_1024, local_size=1, vector_bits=256)
     check_lines(
         src,
         """
@@ -312,3 +320,47 @@ def test_fp8_lives_in_float_and_is_a_byte_in_memory():
         if (lid == 0u) { *(a_x2_0) = tb_e4m3_enc(v_y0); }
     """,
     )
+
+
+def test_one_work_item_reduction_lanes_follow_the_devices_vector_width():
+    """The lanes are the shared tile model's reduction plan with at most 2 accumulators: 8 x 2 on a 256-bit device
+    (the test above), 4 x 2 on a 128-bit one."""
+    src = render(SUM_1024, local_size=1, vector_bits=128)
+    check_lines(
+        src,
+        """
+        float lane0[8];
+        for (uint q1 = 1u; q1 < 128u; ++q1) {
+        for (uint j1 = 0u; j1 < 8u; ++j1) {
+        for (uint k0 = 1u; k0 < 8u; ++k0)
+    """,
+    )
+
+
+DOT_16 = """
+    %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+    %q = tt.addptr %p, %r : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+    %v = tt.load %q : tensor<256x!tt.ptr<f32>>
+    %a = tt.reshape %v : tensor<256xf32> -> tensor<16x16xf32>
+    %c = arith.constant dense<0.0> : tensor<16x16xf32>
+    %d = tt.dot %a, %a, %c : tensor<16x16xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
+    %e = tt.reshape %d : tensor<16x16xf32> -> tensor<256xf32>
+    tt.store %q, %e : tensor<256x!tt.ptr<f32>>
+"""
+
+
+@pytest.mark.parametrize("bits,rows,vectors,lanes", [(256, 4, 2, 8), (128, 2, 4, 4)])
+def test_one_work_item_dot_register_block_follows_the_devices_vector_width(bits, rows, vectors, lanes):
+    """A CPU device's one-work-item dot: the register block is the shared tile model's (`register_block`), R rows
+    x NV vectors of V lanes, as cpu_ref blocks it for that vector width."""
+    body = render(DOT_16, local_size=1, vector_bits=bits)
+    check_lines(
+        body,
+        f"""
+        for (uint m0 = 0u; m0 < 16u; m0 += {rows}u)
+        for (uint n0 = 0u; n0 < 16u; n0 += {vectors * lanes}u) {{
+    """,
+    )
+    assert body.count(f"float{lanes} c") == rows * vectors
+    assert body.count("= fma(") == rows * vectors

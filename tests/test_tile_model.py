@@ -94,6 +94,14 @@ def test_reduction_lanes_follow_the_vector_width(bits: int, elem: int, n: int, p
 
 
 @pytest.mark.parametrize(
+    "bits,elem,n,plan", [(256, 32, 1024, (8, 2)), (128, 32, 1024, (4, 2)), (256, 64, 4, (4, 1)), (256, 8, 16, None)]
+)
+def test_reduction_accumulators_can_be_capped(bits: int, elem: int, n: int, plan: tuple | None) -> None:
+    """opencl's work-item partials: at most 2 vectors of lanes (a scalar array the device compiler vectorizes)."""
+    assert reduction_plan(bits, elem, n, max_acc=2) == plan
+
+
+@pytest.mark.parametrize(
     "bits,elem,m,n,plan",
     [
         (512, 32, 16, 16, (8, 1, 16)),

@@ -122,6 +122,7 @@ class OpenCLBackend(TargetBackend):
             frozenset(d.features),
             d.arch,
             options.enable_fp_fusion,
+            d.vector_width_bits,
         )
         if rk.scratch_bytes > d.shared_memory_bytes:
             raise UnsupportedError(

@@ -152,6 +152,7 @@ class RenderContext:
         features: frozenset[str],
         device: str,
         fp_fusion: bool = True,
+        vector_bits: int = 128,
     ) -> None:
         self.rules = rules
         self.lang = lang
@@ -159,6 +160,8 @@ class RenderContext:
         self.features = features
         self.device = device
         self.fp_fusion = fp_fusion
+        #: the device's vector width (TargetDescriptor.vector_width_bits): the shared tile model's vector plans
+        self.vector_bits = vector_bits
         self.backend = rules.backend
         self.values: dict[Value, Any] = {}
         self._lines: list[list[str]] = [[]]

@@ -5,6 +5,7 @@ i8), an f16 accumulator is rounded once at the end."""
 
 from __future__ import annotations
 
+from triton_backend_sdk.analysis.tile_model import register_block
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import BlockArgument, OpResult, Value
 from triton_backend_sdk.ir.types import FloatType, IntType
@@ -77,7 +78,7 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
 
 def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc: str) -> None:
     """One work-item per program (a CPU device) holds whole row-major tiles: the product is computed in register
-    blocks of R rows x (NV vectors of V columns), k innermost, with OpenCL vector types."""
+    blocks of R rows x (NV vectors of V columns), k innermost, with OpenCL vector types (`_register_tile`)."""
     a_v, b_v, c_v = op.a, op.b, op.c
     a, b = (_registers(ctx, ctx.get(v)) for v in (a_v, b_v))
     c = ctx.get(c_v)
@@ -86,9 +87,7 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
     else:
         out = ctx.declare_tile(op.result.type.shape, cc, ctx.name_for(op.result, "t"))
         ctx.assign_tile(out, c)
-    V = min(16 if cc == "float" else 8, N)
-    NV = min(2, N // V)
-    R = min(4, M)
+    R, NV, V = _register_tile(ctx, cc, M, N)
     vt = cc if V == 1 else f"{cc}{V}"
 
     def load(arr: str, pos: str) -> str:
@@ -126,6 +125,19 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
             lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"),
         )
     ctx.values[op.result] = out
+
+
+def _register_tile(ctx: RenderContext, cc: str, M: int, N: int) -> tuple[int, int, int]:
+    """(R, NV, V): the shared tile model's register block for the device's vector width, the decision cpu_ref
+    makes (the device compiler maps a `floatV` to the same vector registers); where N is narrower than one vector
+    of that width, the widest vector N holds (down to scalars)."""
+    bits, elem = ctx.vector_bits, 8 * CT.size_of(cc)
+    while bits >= 2 * elem:
+        plan = register_block(bits, elem, M, N)
+        if plan is not None:
+            return plan
+        bits //= 2
+    return min(4, M), 1, 1
 
 
 def _registers(ctx: RenderContext, x: Tile) -> Tile:

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from triton_backend_sdk.analysis.tile_model import reduction_plan
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op
 
 from . import ctypes as CT
 from .context import MAX_UNROLL, Idx, RenderContext, Tile, check_pow2, log2, numel, strides
 from .rules import CSTYLE_RULES as RULES
-
-#: a work-item's partial result of a long full reduction is kept in this many independent lanes (vectorizable)
-LANES = 16
 
 
 def combine(ctx: RenderContext, op: Op, lhs: list[str], rhs: list[str], targets: list[str]) -> None:
@@ -75,8 +73,9 @@ def _reduce_all(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: 
     for a, ct in zip(accs, ctypes):
         ctx.emit(f"{ct} {a};")
     reps = numel(shape) // L
-    if reps > MAX_UNROLL and reps % LANES == 0:
-        _lane_partials(ctx, op, shape, srcs, ctypes, accs)
+    plan = reduction_plan(ctx.vector_bits, max(8 * CT.size_of(ct) for ct in ctypes), reps, max_acc=2)
+    if reps > MAX_UNROLL and plan is not None:
+        _lane_partials(ctx, op, shape, srcs, ctypes, accs, plan[0] * plan[1])
     else:
 
         def body(idx: Idx) -> None:
@@ -103,12 +102,21 @@ def _reduce_all(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: 
 
 
 def _lane_partials(
-    ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str], accs: list[str]
+    ctx: RenderContext,
+    op: O.Reduce,
+    shape: tuple[int, ...],
+    srcs: list,
+    ctypes: list[str],
+    accs: list[str],
+    lanes_n: int,
 ) -> None:
-    """A work-item's many elements combined in LANES independent chains (vectorizable), then the lanes in order."""
+    """A work-item's many elements combined in `lanes_n` independent chains, then the lanes in order. The lanes
+    are the shared tile model's reduction plan for the device's vector width (V lanes x A accumulators, as cpu_ref
+    folds a row) with A at most 2: they are a scalar array the device compiler vectorizes, where 4 vectors of
+    partials measured slower (`reduction_plan`)."""
     lanes = [ctx.fresh("lane") for _ in srcs]
     for ln, ct in zip(lanes, ctypes):
-        ctx.emit(f"{ct} {ln}[{LANES}];")
+        ctx.emit(f"{ct} {ln}[{lanes_n}];")
     for first in (True, False):  # the first chunk initializes the lanes (no branch in the vectorized loop)
         q, j = ctx.fresh("q"), ctx.fresh("j")
         cur = [f"{ln}[{j}]" for ln in lanes]
@@ -122,12 +130,12 @@ def _lane_partials(
             else:
                 combine(ctx, op, cur, xs, cur)
 
-        ctx.tile_loop(shape, body, lanes=(LANES, q, j, first))
+        ctx.tile_loop(shape, body, lanes=(lanes_n, q, j, first))
     for a, ln in zip(accs, lanes):
         ctx.emit(f"{a} = {ln}[0];")
     k = ctx.fresh("k")
     ctx.emit(ctx.lang.unroll_pragma)
-    ctx.emit(f"for (uint {k} = 1u; {k} < {LANES}u; ++{k})")
+    ctx.emit(f"for (uint {k} = 1u; {k} < {lanes_n}u; ++{k})")
     combine(ctx, op, accs, [f"{ln}[{k}]" for ln in lanes], accs)
 
 
