@@ -5,7 +5,8 @@ loads/stores, extension pragmas, and the built-ins C lacks (bit reinterpretation
 vectors, integer min/max/clz/popcount/mul_hi). It spells C99 where C99 has the construct (casts, `printf`, the
 type-generic math of <tgmath.h>) and raises `LanguageError` where it has none; `OpenCLLanguage` fills everything in
 for OpenCL C 1.2. Another C dialect (a vendor's OpenCL-like language, CUDA C, ...) is a small subclass that overrides
-attributes or methods, and the rule table stays the same: the rules spell only C (operators, casts, statements) and
+attributes or methods, and the rule table stays the same: the rules spell only C (operators, casts, statements, and
+the scalar type names `uchar`/`ushort`/`uint`/`ulong`, which a dialect without them typedefs in its `prelude`) and
 ask `ctx.lang` for the rest. tests/test_opencl_language.py holds the rule files to that.
 """
 
@@ -59,6 +60,8 @@ class CStyleLanguage:
     fp64_pragma: str = ""
     int64_atomics_pragma: str = ""
     fp_contract_off: str = ""
+    #: text at the top of every program (a dialect's typedefs of the scalar type names the rules use, say)
+    prelude: str = ""
     #: built-in functions by the name the rules use → the dialect's name: the integer ones C lacks (`min`, `max`,
     #: `abs` of any width, `mul_hi`, `clz`, `popcount`), math beyond C99 (`rsqrt`, `exp10`), and any C99 math
     #: function the dialect spells differently
@@ -111,6 +114,10 @@ class CStyleLanguage:
 
     def vector_literal(self, ctype: str, elems: list[str]) -> str:
         raise self._missing(f"vector literals of {len(elems)} {ctype}")
+
+    def vector_splat(self, ctype: str, n: int, x: str) -> str:
+        """A vector of `n` copies of scalar `x`."""
+        raise self._missing(f"vector splats of {n} {ctype}")
 
     def vector_load(self, n: int, ptr: str) -> str:
         """The `n` consecutive elements at `ptr` (element-aligned) as one vector."""
@@ -173,6 +180,9 @@ class OpenCLLanguage(CStyleLanguage):
 
     def vector_literal(self, ctype: str, elems: list[str]) -> str:
         return f"({self.vector_type(ctype, len(elems))})({', '.join(elems)})"
+
+    def vector_splat(self, ctype: str, n: int, x: str) -> str:
+        return f"({self.vector_type(ctype, n)})({x})"
 
     def vector_load(self, n: int, ptr: str) -> str:
         return f"vload{n}(0, {ptr})"
