@@ -49,7 +49,7 @@ def load_expr(ctx: RenderContext, t: Type, p: str, volatile: bool = False) -> st
     if CT.is_half(t):
         return ctx.lang.half_load.format(ptr=p)
     if CT.is_bf16(t):
-        return f"as_float((uint)(*({p})) << 16)"
+        return ctx.lang.bitcast("float", f"(uint)(*({p})) << 16")
     if volatile:
         p = f"(volatile {ctx.lang.global_qual}{CT.mem_ctype(t)} *)({p})"
     if isinstance(t, IntType) and t.width == 1:
@@ -63,7 +63,7 @@ def store_stmt(ctx: RenderContext, t: Type, p: str, v: str) -> str:
     if CT.is_half(t):
         return ctx.lang.half_store.format(value=v, ptr=p) + ";"
     if CT.is_bf16(t):
-        return f"*({p}) = (ushort)(as_uint({v}) >> 16);"
+        return f"*({p}) = (ushort)({ctx.lang.bitcast('uint', v)} >> 16);"
     if isinstance(t, IntType) and t.width == 1:
         return f"*({p}) = (char)({v});"
     return f"*({p}) = {v};"
@@ -187,18 +187,18 @@ def render_store(ctx: RenderContext, op: O.Store) -> None:
 
 # ---- atomics ---------------------------------------------------------------------------------------------------------
 
-_INT32_FN = {
-    RMWOp.ADD: "atomic_add",
-    RMWOp.AND: "atomic_and",
-    RMWOp.OR: "atomic_or",
-    RMWOp.XOR: "atomic_xor",
-    RMWOp.XCHG: "atomic_xchg",
-    RMWOp.MAX: "atomic_max",
-    RMWOp.MIN: "atomic_min",
-    RMWOp.UMAX: "atomic_max",
-    RMWOp.UMIN: "atomic_min",
+#: the language's atomic of each integer RMWOp (the unsigned ones on an unsigned pointer)
+_INT_ATOMIC = {
+    RMWOp.ADD: "add",
+    RMWOp.AND: "and",
+    RMWOp.OR: "or",
+    RMWOp.XOR: "xor",
+    RMWOp.XCHG: "xchg",
+    RMWOp.MAX: "max",
+    RMWOp.MIN: "min",
+    RMWOp.UMAX: "max",
+    RMWOp.UMIN: "min",
 }
-_INT64_FN = {k: "atom_" + v[len("atomic_") :] for k, v in _INT32_FN.items()}
 _INT64_BASE = {RMWOp.ADD, RMWOp.XCHG}
 
 
@@ -223,20 +223,21 @@ def _subword(ctx: RenderContext, made: tuple[str, str, tuple[str, ...]] | None) 
 def _rmw_expr(ctx: RenderContext, op: O.AtomicRMW, t: Type, p: str, v: str) -> str:
     kind = op.rmw_op
     g = ctx.lang.global_qual
-    fn = _subword(ctx, rmw_helper(kind, t))
+    fn = _subword(ctx, rmw_helper(kind, t, ctx.lang))
     if fn is not None:
         return f"{fn}({p}, {v})"
     if isinstance(t, FloatType):
         if t.kind == FloatKind.F32 and kind in (RMWOp.FADD, RMWOp.ADD):
             return f"{ctx.helper('tb_atomic_add_f32')}((volatile {g}float *)({p}), {v})"
         if t.kind == FloatKind.F32 and kind == RMWOp.XCHG:
-            return f"atomic_xchg((volatile {g}float *)({p}), {v})"
+            return ctx.lang.atomic("xchg", 32, f"(volatile {g}float *)({p})", v)
         if t.kind == FloatKind.F64 and kind in (RMWOp.FADD, RMWOp.ADD):
             _require_int64_atomics(ctx, False, op, "fp64")
             return f"{ctx.helper('tb_atomic_add_f64')}((volatile {g}double *)({p}), {v})"
         if t.kind == FloatKind.F64 and kind == RMWOp.XCHG:
             _require_int64_atomics(ctx, False, op, "fp64")
-            return f"as_double(atom_xchg((volatile {g}ulong *)({p}), as_ulong({v})))"
+            b = ctx.lang.bitcast
+            return b("double", ctx.lang.atomic("xchg", 64, f"(volatile {g}ulong *)({p})", b("ulong", v)))
         raise ctx.unsupported(f"atomic {kind.value} on {CT.DTYPE_NAMES.get(t.kind, str(t))}", op)
     if not isinstance(t, IntType) or t.width not in (32, 64) or kind == RMWOp.FADD:
         raise ctx.unsupported(f"atomic {kind.value} on {t}", op)
@@ -245,27 +246,25 @@ def _rmw_expr(ctx: RenderContext, op: O.AtomicRMW, t: Type, p: str, v: str) -> s
     PT = CT.uctype(t) if unsigned else T
     if t.width == 64:
         _require_int64_atomics(ctx, kind not in _INT64_BASE, op, "i64")
-        fn = _INT64_FN[kind]
-    else:
-        fn = _INT32_FN[kind]
-    return f"(({T}){fn}((volatile {g}{PT} *)({p}), ({PT})({v})))"
+    return f"(({T}){ctx.lang.atomic(_INT_ATOMIC[kind], t.width, f'(volatile {g}{PT} *)({p})', f'({PT})({v})')})"
 
 
 def _cas_expr(ctx: RenderContext, op: O.AtomicCAS, t: Type, p: str, c: str, v: str) -> str:
     g = ctx.lang.global_qual
-    fn = _subword(ctx, cas_helper(t))
+    fn = _subword(ctx, cas_helper(t, ctx.lang))
     if fn is not None:
         return f"{fn}({p}, {c}, {v})"
+    cas, b = ctx.lang.atomic, ctx.lang.bitcast
     if isinstance(t, IntType) and t.width == 32:
-        return f"atomic_cmpxchg((volatile {g}int *)({p}), {c}, {v})"
+        return cas("cmpxchg", 32, f"(volatile {g}int *)({p})", c, v)
     if isinstance(t, IntType) and t.width == 64:
         _require_int64_atomics(ctx, False, op, "i64")
-        return f"atom_cmpxchg((volatile {g}long *)({p}), {c}, {v})"
+        return cas("cmpxchg", 64, f"(volatile {g}long *)({p})", c, v)
     if isinstance(t, FloatType) and t.kind == FloatKind.F32:
-        return f"as_float(atomic_cmpxchg((volatile {g}uint *)({p}), as_uint({c}), as_uint({v})))"
+        return b("float", cas("cmpxchg", 32, f"(volatile {g}uint *)({p})", b("uint", c), b("uint", v)))
     if isinstance(t, FloatType) and t.kind == FloatKind.F64:
         _require_int64_atomics(ctx, False, op, "fp64")
-        return f"as_double(atom_cmpxchg((volatile {g}ulong *)({p}), as_ulong({c}), as_ulong({v})))"
+        return b("double", cas("cmpxchg", 64, f"(volatile {g}ulong *)({p})", b("ulong", c), b("ulong", v)))
     raise ctx.unsupported(f"atomic_cas on {t}", op)
 
 
@@ -375,7 +374,7 @@ def render_histogram(ctx: RenderContext, op: O.Histogram) -> None:
         cond = f"(ulong)({v}) < {bins}UL"
         if mask is not None:
             cond = f"{ctx.element(mask, idx)} && {cond}"
-        ctx.emit(f"if ({cond}) atomic_inc(&{arr}[(uint)({v})]);")
+        ctx.emit(f"if ({cond}) {ctx.lang.atomic('inc', 32, f'&{arr}[(uint)({v})]')};")
 
     ctx.tile_loop(src_v.type.shape, count, owner=True)
     ctx.barrier()

@@ -101,7 +101,7 @@ def load(
 ) -> None:
     """`out_reg[slot] = mask ? *ptr : other` for every element, a run at a time."""
     v = ctx.vec_of(shape)
-    vtype = f"{mem}{v}"
+    vtype = ctx.lang.vector_type(mem, v)
 
     def body(s0: str, idxs: list[Idx]) -> None:
         run = _Run(ctx, ptr, mask, idxs, ptype, proof)
@@ -109,8 +109,9 @@ def load(
         if run.aligned:
             read = f"*((const {ctx.lang.global_qual}{vtype} *)({run.p0}))"
         else:
-            read = f"vload{v}(0, {run.p0})"
-        vector = [f"const {vtype} {x} = {read};"] + [f"{out_reg}[{s0} + {k}u] = {x}.s{k};" for k in range(v)]
+            read = ctx.lang.vector_load(v, run.p0)
+        vector = [f"const {vtype} {x} = {read};"]
+        vector += [f"{out_reg}[{s0} + {k}u] = {ctx.lang.vector_elem(x, k)};" for k in range(v)]
         if run.uniform:
             fallback = [f"{out_reg}[{s0} + {k}u] = {other(idx)};" for k, idx in enumerate(idxs)]
         else:
@@ -137,18 +138,18 @@ def store(
 ) -> None:
     """`if (mask) *ptr = value` for every element, a run at a time."""
     v = ctx.vec_of(shape)
-    vtype = f"{mem}{v}"
+    vtype = ctx.lang.vector_type(mem, v)
 
     def body(s0: str, idxs: list[Idx]) -> None:
         run = _Run(ctx, ptr, mask, idxs, ptype, proof)
         xs = [ctx.fresh("x") for _ in idxs]
         for x, idx in zip(xs, idxs):
             ctx.emit(f"const {mem} {x} = {value(idx)};")
-        vec = f"({vtype})({', '.join(xs)})"
+        vec = ctx.lang.vector_literal(mem, xs)
         if run.aligned:
             vector = [f"*(({ctx.lang.global_qual}{vtype} *)({run.p0})) = {vec};"]
         else:
-            vector = [f"vstore{v}({vec}, 0, {run.p0});"]
+            vector = [ctx.lang.vector_store(v, vec, run.p0)]
         fallback = []
         if not run.uniform:
             for k, (p, x) in enumerate(zip(run.ps, xs)):
