@@ -70,14 +70,6 @@ class OpenCLBackend(TargetBackend):
                 raise OptionsError(f"{WORK_ITEMS_ENV}={env!r} is not an integer") from None
         return super().parse_options(options)
 
-    def get_codegen_implementation(self, options: Options) -> dict:
-        """Adds `convert_custom_types`, which Triton's frontend needs for fp8e4b15 casts."""
-        from .fp8 import convert_custom_types
-
-        fns = super().get_codegen_implementation(options)
-        fns["convert_custom_types"] = convert_custom_types
-        return fns
-
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         return [
             Stage("cl", lambda src, md: self.make_cl(src, md, state, options)),
