@@ -137,6 +137,63 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_upstream_tests(args: argparse.Namespace) -> int:
+    from .upstream.manifest import ManifestError
+    from .upstream.report import classify
+    from .upstream.runner import RunError, readme_table, resolve_manifest, run
+    from .upstream.staging import DEFAULT_FILES, StagingError
+
+    files = tuple(args.files or DEFAULT_FILES)
+    try:
+        if args.from_junit:
+            paths = [f if "/" in f else f"test/unit/language/{f}" for f in files]
+            report = classify(
+                args.from_junit,
+                resolve_manifest(args.backend, args.manifest),
+                paths,
+                {"backend": args.backend, "sample": args.sample, "source": args.from_junit},
+            )
+        else:
+            if not args.triton_src:
+                print("upstream-tests: --triton-src is required (or --from-junit)", file=sys.stderr)
+                return 2
+            report = run(
+                args.triton_src,
+                args.backend,
+                rev=args.rev,
+                files=files,
+                workers=args.workers,
+                timeout=args.timeout,
+                k=args.k,
+                sample=args.sample,
+                manifest=args.manifest,
+                junit=args.junit,
+                work_dir=args.work_dir,
+            )
+    except (RunError, StagingError, ManifestError) as e:
+        print(f"upstream-tests: {e}", file=sys.stderr)
+        return 2
+    meta = report.meta
+    if "suite" in meta:
+        print(
+            f"suite {meta['suite']['commit']} (version {meta['suite']['version']}) vs triton wheel "
+            f"{meta['triton_wheel']}; {meta['seconds']} s with {meta['workers']} workers"
+        )
+    print(f"manifest: {report.manifest.path or 'none'} ({len(report.manifest.entries)} entries)")
+    print(report.table(only_problems=not args.all_functions))
+    errors = report.errors()
+    for line in errors[: args.show]:
+        print(line)
+    if len(errors) > args.show:
+        print(f"... and {len(errors) - args.show} more errors (--json has them all)")
+    if args.json:
+        report.to_json(args.json)
+    if args.readme_table:
+        print(readme_table(report))
+    print(report.closing_line())
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="triton-sdk", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -164,6 +221,24 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("plugins", help="list backends and plugins with versions, API ranges and origins").set_defaults(
         fn=_cmd_plugins
     )
+    u = sub.add_parser("upstream-tests", help="run Triton's upstream language tests on a backend (--device cpu)")
+    u.add_argument("--triton-src", default=None, help="a Triton source checkout or a (bare) git dir")
+    u.add_argument("--rev", default=None, help="revision to stage from a git dir (default HEAD)")
+    u.add_argument("--backend", required=True, help="backend name, set as TRITON_DEFAULT_BACKEND")
+    u.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (0: in-process, no crash isolation)")
+    u.add_argument("--timeout", type=float, default=300, help="per-test timeout in seconds (pytest-timeout)")
+    u.add_argument("-k", default=None, help="pytest -k expression")
+    u.add_argument("--sample", type=int, default=1, help="run every STEP-th selected test")
+    u.add_argument("--files", nargs="+", default=None, help="test files (default test_core/standard/random.py)")
+    u.add_argument("--manifest", default=None, help="expectations manifest (default: the SDK backend's own)")
+    u.add_argument("--json", default=None, help="write the report as JSON")
+    u.add_argument("--junit", default=None, help="write pytest's JUnit XML here")
+    u.add_argument("--work-dir", default=None, help="stage and log here and keep it (default: a removed temp dir)")
+    u.add_argument("--from-junit", default=None, help="classify this JUnit XML instead of running")
+    u.add_argument("--readme-table", action="store_true", help="print the counts as the README quotes them")
+    u.add_argument("--all-functions", action="store_true", help="table rows for every function, not only problems")
+    u.add_argument("--show", type=int, default=40, help="print at most this many errors")
+    u.set_defaults(fn=_cmd_upstream_tests)
     args = p.parse_args(argv)
     return args.fn(args)
 

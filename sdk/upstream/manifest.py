@@ -1,0 +1,99 @@
+"""A backend's expectations manifest: upstream tests that fail on it by design, each with a stated reason.
+
+One entry a line, ``<test-id pattern>  # <category>: <reason>``; blank lines and lines starting with ``#`` are
+comments. In a pattern only ``*`` is a wildcard (any run of characters) — test ids are full of ``[``/``]``, which
+stay literal. A pattern without ``/`` is matched against the id without its directory
+(``test_core.py::test_x[...]``), one with ``/`` against the whole id (``test/unit/language/test_core.py::...``).
+The categories are closed on purpose: a test that fails because something is missing is a bug, not an entry.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CATEGORIES = {
+    "gpu-ir": "asserts on a GPU compiler artifact (TTGIR, LLVM IR, PTX, AMDGCN) a non-GPU backend never makes",
+    "cuda-torch": "needs torch's CUDA (or another GPU) runtime, not a Triton backend",
+    "gpu-limit": "checks a limit or error of the GPU targets (e.g. shared memory, warps) that does not apply",
+    "version-skew": "the staged suite and the installed Triton wheel disagree (explained by the version mismatch)",
+}
+FILENAME = "upstream_expectations.txt"
+
+
+class ManifestError(ValueError):
+    """A manifest line that does not follow the format."""
+
+
+@dataclass
+class Entry:
+    pattern: str
+    category: str
+    reason: str
+    line: int
+    regex: re.Pattern = field(repr=False, compare=False, default=None)
+
+    def __post_init__(self):
+        body = ".*".join(re.escape(part) for part in self.pattern.split("*"))
+        self.regex = re.compile(body + r"\Z")
+
+    def matches(self, test_id: str) -> bool:
+        subject = test_id if "/" in self.pattern else test_id.rsplit("/", 1)[-1]
+        return self.regex.match(subject) is not None
+
+    def describe(self) -> str:
+        return f"{self.pattern}  # {self.category}: {self.reason}"
+
+
+@dataclass
+class Manifest:
+    entries: list[Entry]
+    path: str | None = None
+
+    @classmethod
+    def parse(cls, text: str, path: str | None = None) -> Manifest:
+        entries = []
+        for number, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            where = f"{path or '<manifest>'}:{number}"
+            pattern, sep, comment = line.partition("#")
+            category, colon, reason = comment.partition(":")
+            pattern, category, reason = pattern.strip(), category.strip(), reason.strip()
+            if not sep or not colon or not reason or not pattern or " " in pattern:
+                raise ManifestError(f"{where}: expected '<test-id pattern>  # <category>: <reason>', got {raw!r}")
+            if category not in CATEGORIES:
+                raise ManifestError(
+                    f"{where}: category {category!r} is not a by-design reason; one of {', '.join(CATEGORIES)}"
+                )
+            entries.append(Entry(pattern, category, reason, number))
+        return cls(entries, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Manifest:
+        return cls.parse(Path(path).read_text(), str(path))
+
+    def match(self, test_id: str) -> Entry | None:
+        """The first entry whose pattern matches ``test_id``."""
+        return next((e for e in self.entries if e.matches(test_id)), None)
+
+    def by_category(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for e in self.entries:
+            counts[e.category] = counts.get(e.category, 0) + 1
+        return counts
+
+
+def default_manifest_path(backend: str) -> Path | None:
+    """The manifest shipped with one of the SDK's own backends, or None for any other backend."""
+    try:
+        spec = importlib.util.find_spec(f"triton_backend_sdk.backends.{backend}")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / FILENAME
+    return path if path.is_file() else None

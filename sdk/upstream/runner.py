@@ -1,0 +1,166 @@
+"""Run Triton's upstream language tests on one backend: stage, select, run pytest in workers, classify.
+
+Each run gets ``--device cpu``, ``TRITON_DEFAULT_BACKEND=<backend>`` and a fresh ``TRITON_CACHE_DIR``; tests run
+in pytest-xdist worker processes so that a test that kills its process is reported as that test's crash (xdist
+restarts the worker) rather than ending the run, and pytest-timeout bounds each test.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .manifest import Manifest, default_manifest_path
+from .report import Report, classify
+from .staging import DEFAULT_FILES, stage
+
+
+class RunError(RuntimeError):
+    """The suite could not be run (a missing plugin, nothing selected, pytest ended without a report)."""
+
+
+def _require(module: str, package: str, why: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise RunError(f"{package} is not installed ({why}): pip install {package}  (or the SDK's [dev] extra)")
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def _collect(cwd: Path, paths: list[str], env: dict, k: str | None, log: Path) -> list[str]:
+    cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--device", "cpu"]
+    cmd += [*paths] + (["-k", k] if k else [])
+    proc = subprocess.run(cmd, check=False, cwd=cwd, env=env, capture_output=True, text=True)
+    log.write_text(proc.stdout + proc.stderr)
+    ids = [line.strip() for line in proc.stdout.splitlines() if "::" in line and not line.startswith(" ")]
+    if proc.returncode not in (0, 5):
+        raise RunError(f"collecting the tests failed (exit {proc.returncode}):\n{_tail(log)}")
+    return ids
+
+
+def resolve_manifest(backend: str, path: str | None) -> Manifest:
+    """``path`` if given, else the manifest shipped with an SDK backend, else an empty one."""
+    chosen = path or default_manifest_path(backend)
+    return Manifest.load(chosen) if chosen else Manifest([], None)
+
+
+def run(
+    triton_src: str,
+    backend: str,
+    *,
+    rev: str | None = None,
+    files: tuple[str, ...] = DEFAULT_FILES,
+    workers: int = 2,
+    timeout: float = 300,
+    k: str | None = None,
+    sample: int = 1,
+    manifest: str | None = None,
+    junit: str | None = None,
+    work_dir: str | None = None,
+    echo: bool = True,
+) -> Report:
+    """Stage the suite, run it, return the classified report (``work_dir`` keeps the staged tree and logs)."""
+    _require("pytest_timeout", "pytest-timeout", "per-test timeouts")
+    if workers > 0:
+        _require("xdist", "pytest-xdist", "worker processes that isolate crashes")
+    expectations = resolve_manifest(backend, manifest)
+    root = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="triton-upstream-"))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        cwd, paths, info = stage(triton_src, root / "src", tuple(files), rev)
+        env = dict(os.environ, TRITON_DEFAULT_BACKEND=backend, TRITON_CACHE_DIR=str(root / "cache"))
+        env.pop("TRITON_INTERPRET", None)
+        shutil.rmtree(root / "cache", ignore_errors=True)
+        selection = [*paths] + (["-k", k] if k else [])
+        if sample > 1:
+            ids = _collect(cwd, paths, env, k, root / "collect.log")[::sample]
+            if not ids:
+                raise RunError(f"no test matched (-k {k!r}); see {root / 'collect.log'}")
+            (root / "ids.txt").write_text("\n".join(ids) + "\n")
+            selection = [f"@{root / 'ids.txt'}"]
+        junit_path = Path(junit).resolve() if junit else root / "junit.xml"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--device",
+            "cpu",
+            f"--timeout={timeout}",
+            f"--junitxml={junit_path}",
+            "-o",
+            "junit_family=xunit2",
+        ]
+        if workers > 0:
+            cmd += ["-n", str(workers), "--max-worker-restart=100000"]
+        log = root / "pytest.log"
+        if echo:
+            print(
+                f"upstream-tests: {backend} on the suite at {info.commit[:12]} (version {info.version}), "
+                f"triton wheel {_version('triton')}; log {log}",
+                flush=True,
+            )
+        start = time.monotonic()
+        with open(log, "w") as out:
+            code = subprocess.run(
+                cmd + selection, check=False, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT
+            ).returncode
+        seconds = round(time.monotonic() - start, 1)
+        if code == 5:
+            raise RunError(f"no test matched (-k {k!r})")
+        if not junit_path.exists() or code not in (0, 1):
+            raise RunError(f"pytest ended with exit code {code} and no complete report:\n{_tail(log)}")
+        meta = {
+            "backend": backend,
+            "suite": {"source": info.source, "commit": info.commit, "version": info.version, "files": paths},
+            "triton_wheel": _version("triton"),
+            "sdk": _version("triton-backend-sdk"),
+            "workers": workers,
+            "timeout_s": timeout,
+            "sample": sample,
+            "k": k,
+            "seconds": seconds,
+        }
+        return classify(junit_path, expectations, paths, meta)
+    finally:
+        if not work_dir:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def readme_table(report: Report) -> str:
+    """The lines the README quotes for one run: counts, suite commit and version, wheel, manifest by reason."""
+    m, t = report.meta, report.totals()
+    suite = m.get("suite", {})
+    sample = f", every {m['sample']}th test" if m.get("sample", 1) > 1 else ""
+    cats = ", ".join(f"{n} {c}" for c, n in sorted(report.manifest.by_category().items())) or "empty"
+    counts = " | ".join(str(t[o]) for o in ("passed", "failed", "refused", "skipped", "crashed", "timeout"))
+    about = (
+        f"Suite {suite.get('commit', '?')[:9]} (version {suite.get('version')}){sample}, triton wheel "
+        f"{m.get('triton_wheel')}; manifest {len(report.manifest.entries)} entries ({cats})."
+    )
+    return "\n".join(
+        [
+            "| backend | passed | failed | refused (manifest) | skipped | crashed | timeout | minutes |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| {m.get('backend')} | {counts} | {m.get('seconds', 0) / 60:.1f} |",
+            "",
+            about,
+        ]
+    )
