@@ -139,7 +139,7 @@ def test_classify_synthetic_junit(tmp_path):
 
 
 FAKE_TEST = """
-import os, time
+import os, signal, time
 import pytest
 
 def test_pass(device):
@@ -156,6 +156,11 @@ def test_crash():
     os.abort()
 
 def test_slow():
+    time.sleep(60)
+
+def test_stuck_outside_python():
+    # SIGALRM blocked stands for a native call that never returns to the interpreter: only the watchdog ends it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
     time.sleep(60)
 
 def test_after_crash():
@@ -206,12 +211,14 @@ def test_run_fake_suite_every_outcome(tmp_path):
         "test_skip": "skipped",
         "test_crash": "crashed",
         "test_slow": "timeout",
+        "test_stuck_outside_python": "timeout",
         "test_after_crash": "passed",
     }
     assert report.meta["suite"]["version"] == "9.9.9"
     assert report.meta["suite"]["commit"].startswith("unknown")
     assert (tmp_path / "work/src/python/test/unit/language/helper.py").is_file()
-    assert sorted(e.split()[0] for e in report.errors()) == ["CRASHED", "TIMEOUT"]
+    assert sorted(e.split()[0] for e in report.errors()) == ["CRASHED", "TIMEOUT", "TIMEOUT"]
+    assert "watchdog" in next(r.message for r in report.results if r.id.endswith("test_stuck_outside_python"))
 
 
 def test_cli_missing_source_and_bad_manifest(tmp_path, capsys):
@@ -281,3 +288,14 @@ def test_cli_real_upstream_tests_on_cpu_ref(tmp_path):
     assert data["meta"]["triton_wheel"] != "not installed"
     assert all("test_bin_op[" in t["id"] and "float32" in t["id"] for t in data["tests"])
     assert junit.is_file() and "testcase" in junit.read_text()
+
+
+def test_missing_pytest_timeout_is_named(monkeypatch, tmp_path):
+    import importlib.util
+
+    from triton_backend_sdk.upstream import runner as runner_mod
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(runner_mod.importlib.util, "find_spec", lambda n: None if n == "pytest_timeout" else real(n))
+    with pytest.raises(runner_mod.RunError, match=r"pip install pytest-timeout"):
+        run(str(_fake_tree(tmp_path)), "x", files=("test_fake.py",), echo=False)

@@ -131,14 +131,23 @@ def _raw_outcome(case: ET.Element) -> tuple[str, str]:
 
 
 def classify(
-    junit_xml: str | Path, manifest: Manifest, test_paths: list[str] | None = None, meta: dict | None = None
+    junit_xml: str | Path,
+    manifest: Manifest,
+    test_paths: list[str] | None = None,
+    meta: dict | None = None,
+    timed_out: set[str] | None = None,
 ) -> Report:
-    """Read pytest's JUnit XML; ``test_paths`` are the staged files (to turn classnames back into node ids)."""
+    """Read pytest's JUnit XML; ``test_paths`` are the staged files (to turn classnames back into node ids).
+
+    ``timed_out``: node ids the watchdog ended (their worker's exit shows up as a crash in the XML).
+    """
     modules = {p.removesuffix(".py").replace("/", "."): p for p in test_paths or []}
     results = []
     for case in ET.parse(junit_xml).getroot().iter("testcase"):
         test_id = _test_id(case.get("classname", ""), case.get("name", ""), modules)
         outcome, message = _raw_outcome(case)
+        if outcome == "crashed" and test_id in (timed_out or ()):
+            outcome, message = "timeout", f"stuck past the timeout outside Python; the watchdog ended it ({message})"
         result = TestResult(test_id, outcome, message, seconds=float(case.get("time", 0) or 0))
         results.append(result)
     matched: dict[int, list[str]] = {}

@@ -21,6 +21,10 @@ from .manifest import Manifest, default_manifest_path
 from .report import Report, classify
 from .staging import DEFAULT_FILES, stage
 
+# Environment of the staged watchdog plugin (watchdog.py): where it records the tests it ends, and after how long.
+RECORD = "TRITON_SDK_TIMEOUT_RECORD"
+LIMIT = "TRITON_SDK_TIMEOUT_HARD_S"
+
 
 class RunError(RuntimeError):
     """The suite could not be run (a missing plugin, nothing selected, pytest ended without a report)."""
@@ -83,7 +87,12 @@ def run(
     root.mkdir(parents=True, exist_ok=True)
     try:
         cwd, paths, info = stage(triton_src, root / "src", tuple(files), rev)
+        shutil.copyfile(Path(__file__).with_name("watchdog.py"), cwd / "_sdk_watchdog.py")
+        record = root / "timeouts.txt"
+        record.unlink(missing_ok=True)
         env = dict(os.environ, TRITON_DEFAULT_BACKEND=backend, TRITON_CACHE_DIR=str(root / "cache"))
+        if workers > 0:  # in-process, ending the stuck process would end the run
+            env.update({RECORD: str(record), LIMIT: str(timeout + max(10.0, timeout / 5))})
         env.pop("TRITON_INTERPRET", None)
         shutil.rmtree(root / "cache", ignore_errors=True)
         selection = [*paths] + (["-k", k] if k else [])
@@ -104,6 +113,9 @@ def run(
             "--device",
             "cpu",
             f"--timeout={timeout}",
+            "--timeout-method=signal",
+            "-p",
+            "_sdk_watchdog",
             f"--junitxml={junit_path}",
             "-o",
             "junit_family=xunit2",
@@ -138,7 +150,8 @@ def run(
             "k": k,
             "seconds": seconds,
         }
-        return classify(junit_path, expectations, paths, meta)
+        hung = set(record.read_text().splitlines()) if record.exists() else set()
+        return classify(junit_path, expectations, paths, meta, timed_out=hung)
     finally:
         if not work_dir:
             shutil.rmtree(root, ignore_errors=True)
