@@ -23,6 +23,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .dot_scaled import DecomposeDotScaled
     from .int_semantics import IntSemantics
     from .math_library import MathLibrary
+    from .wide_float_scan import WideFloatScan
 
     def native(cls: type) -> bool:
         return rules is not None and rules.has_own(cls)
@@ -36,4 +37,5 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
         passes.append(AtomicLoadStore(load=not native(O.AtomicLoad), store=not native(O.AtomicStore)))
     # always: the guarded division/shift/conversion it leaves is rendered by the backend's plain rule
     passes.append(IntSemantics())
+    passes.append(WideFloatScan())  # always: both backends' scans are sequential or Hillis-Steele in bf16
     return passes
