@@ -16,6 +16,11 @@ class OptionsError(SDKError, ValueError):
     """An invalid compile option (name and accepted values in the message)."""
 
 
+class NumWarpsError(OptionsError, AssertionError):
+    """num_warps is not a power of two. Also an AssertionError: Triton's own backends assert it, and callers (Triton's
+    test_num_warps_pow2 among them) catch that type."""
+
+
 class UnsupportedError(SDKError, NotImplementedError):
     """The backend cannot compile this construct correctly; raised at compile time, never silently miscompiled."""
 

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .errors import OptionsError
+from .errors import NumWarpsError, OptionsError
 
 _DOT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 
@@ -28,7 +28,7 @@ class Options:
     enable_fp_fusion: bool = True
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15")
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = _DOT_PRECISIONS
@@ -47,7 +47,7 @@ class Options:
 
     def __post_init__(self) -> None:
         if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
-            raise OptionsError(f"num_warps must be a power of two >= 1, got {self.num_warps}")
+            raise NumWarpsError(f"num_warps must be a power of 2 (>= 1), got {self.num_warps}")
         if self.num_ctas != 1:
             raise OptionsError(f"num_ctas must be 1 on SDK backends, got {self.num_ctas}")
         if self.num_stages < 0:
