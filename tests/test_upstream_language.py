@@ -71,3 +71,62 @@ def test_num_warps_not_a_power_of_2_is_an_assertion_error(backend):
         _noop.warmup(dst=dst, grid=(1,), num_warps=3)
     for w in (1, 2, 4):
         _noop.warmup(dst=dst, grid=(1,), num_warps=w)
+
+
+def test_while_attributes_read_with_aliases_expanded_and_print_back():
+    """MLIR prints scf.while's attributes after `attributes` (attr-dict-with-keyword); Triton puts its
+    `disable_licm` annotation there, through two aliases."""
+    from triton_backend_sdk.ir.attrs import OpaqueAttr
+    from triton_backend_sdk.ir.printer import print_module
+    from triton_backend_sdk.ir.reader import parse_ttir
+
+    text = """#loop_licm = #llvm.loop_licm<disable = true, versioningDisable = true>
+#loop_annotation = #llvm.loop_annotation<licm = #loop_licm>
+module {
+  tt.func public @k(%n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %r = scf.while (%i = %c0) : (i32) -> i32 {
+      %p = arith.cmpi slt, %i, %n : i32
+      scf.condition(%p) %i : i32
+    } do {
+    ^bb0(%j: i32):
+      %k = arith.addi %j, %c1 : i32
+      scf.yield %k : i32
+    } attributes {llvm.loop_annotation = #loop_annotation}
+    tt.return
+  }
+}
+"""
+    want = OpaqueAttr("#llvm.loop_annotation<licm = #llvm.loop_licm<disable = true, versioningDisable = true>>")
+    for _ in range(2):
+        m = parse_ttir(text)
+        (loop,) = [o for o in m.walk() if o.op_name == "scf.while"]
+        assert loop.attrs["llvm.loop_annotation"] == want
+        text = print_module(m)
+        assert "} attributes {llvm.loop_annotation = #llvm.loop_annotation<" in text
+
+
+@triton.jit
+def _sum_twice(x_ptr, out_ptr, n, NO_LICM: tl.constexpr):
+    i = 0
+    acc = 0
+    while tl.condition(i < n, disable_licm=NO_LICM):
+        acc += tl.load(x_ptr + i) * n
+        i += 1
+    for j in tl.range(0, n, disable_licm=NO_LICM):
+        acc += tl.load(x_ptr + j)
+    tl.store(out_ptr, acc)
+
+
+@pytest.mark.parametrize("no_licm", [True, False])
+def test_disable_licm_loops_run_and_reach_llvm(backend, no_licm, rng):
+    """Annotated loops compute what plain ones do; on cpu_ref the back edges carry `llvm.licm.disable` only when
+    asked (Triton's test_disable_licm reads the LLVM IR)."""
+    n = int(torch.randint(3, 40, (1,), generator=rng))
+    x = torch.randint(-1000, 1000, (n,), generator=rng, dtype=torch.int32)
+    out = torch.zeros(1, dtype=torch.int32)
+    k = _sum_twice[(1,)](x, out, n, NO_LICM=no_licm)
+    assert int(out) == int(x.sum()) * (n + 1)
+    if backend == "cpu_ref":
+        assert ("llvm.licm.disable" in k.asm["llir"]) == no_licm

@@ -91,6 +91,8 @@ _VALUE = re.compile(r"%(" + _SUFFIX + r")(?:#(\d+))?")
 _BLOCK = re.compile(r"\^(" + _SUFFIX + r")")
 _SYMBOL = re.compile(r'@(?:"((?:[^"\\]|\\.)*)"|(' + _SUFFIX + r"))")
 _HASH = re.compile(r"#(" + _SUFFIX + r")")
+#: an attribute alias named inside an opaque attribute's body (a dialect attribute there has its own `<...>`)
+_ALIAS_REF = re.compile(r"#(" + _SUFFIX + r")(?![<\w$.\-])")
 _BANG = re.compile(r"!(" + _SUFFIX + r")")
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|inf|nan)")
@@ -321,6 +323,16 @@ class Parser:
         if not m:
             raise self.error("expected a symbol (@name)")
         return _unescape(m.group(1)) if m.group(1) is not None else m.group(2)
+
+    def _expand_aliases(self, body: str) -> str:
+        """An opaque attribute's body with the attribute aliases it names replaced by their text, so that its meaning
+        does not depend on the module's alias table (`#llvm.loop_annotation<licm = #loop_licm>`)."""
+
+        def sub(m: re.Match[str]) -> str:
+            a = self.attr_aliases.get(m.group(1))
+            return a.text if isinstance(a, OpaqueAttr) else m.group(0)
+
+        return _ALIAS_REF.sub(sub, body)
 
     def balanced(self, open_: str = "<", close: str = ">") -> str:
         """Raw text of a balanced `<...>` (opaque dialect attributes and types), brackets included."""
@@ -589,7 +601,7 @@ class Parser:
             self.pos = m.end()
             name = m.group(1)
             if text.startswith("<", self.pos):
-                return OpaqueAttr("#" + name + self.balanced())
+                return OpaqueAttr("#" + name + self._expand_aliases(self.balanced()))
             if name in self.attr_aliases:
                 return self.attr_aliases[name]
             return OpaqueAttr("#" + name)

@@ -8,12 +8,14 @@ yield that permutes carried values reads the old ones.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from llvmlite import ir
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.attrs import OpaqueAttr
 from triton_backend_sdk.ir.core import Block, Value
 
 from .context import LoweringContext, Tile
@@ -86,6 +88,28 @@ def lower_region_body(ctx: LoweringContext, block: Block, args: Sequence[Any]) -
     return block.ops[-1]
 
 
+_LICM_DISABLE = re.compile(r"licm=#llvm\.loop_licm<(?:[^>]*,)?disable=true")
+
+
+def _licm_disabled(op: O.Op) -> bool:
+    """`llvm.loop_annotation = #llvm.loop_annotation<licm = #llvm.loop_licm<disable = true, ...>>`: Triton's
+    `disable_licm=True` on `tl.range` / `tl.condition` (kept as opaque text, its aliases expanded by the reader)."""
+    a = op.attrs.get("llvm.loop_annotation")
+    text = "".join(a.text.split()) if isinstance(a, OpaqueAttr) else ""
+    return _LICM_DISABLE.search(text) is not None
+
+
+def _mark_back_edge(ctx: LoweringContext, op: O.Op, branch: ir.Instruction) -> None:
+    """Attach LLVM's loop ID to a loop's back edge where the op asks LLVM not to hoist invariants out of it:
+    `!{self, !{"llvm.licm.disable"}}`, the metadata Triton's GPU path emits for the same annotation."""
+    if not _licm_disabled(op):
+        return
+    module = ctx.b.module
+    loop_id = module.add_metadata([module.add_metadata([ir.MetaDataString(module, "llvm.licm.disable")])])
+    loop_id.operands = (loop_id, *loop_id.operands)
+    branch.set_metadata("llvm.loop", loop_id)
+
+
 @RULES.register(O.For)
 def lower_for(ctx: LoweringContext, op: O.For) -> None:
     b = ctx.b
@@ -105,7 +129,7 @@ def lower_for(ctx: LoweringContext, op: O.For) -> None:
     b = ctx.b
     nxt = b.add(iv, step)
     iv.add_incoming(nxt, b.block)
-    b.cbranch(lt("<", nxt, ub), header, exit_)
+    _mark_back_edge(ctx, op, b.cbranch(lt("<", nxt, ub), header, exit_))
     b.position_at_end(exit_)
     for r, s in zip(op.results, slots):
         ctx.values[r] = s.read()
@@ -150,7 +174,7 @@ def lower_while(ctx: LoweringContext, op: O.While) -> None:
     ctx.b.position_at_end(body)
     term = lower_region_body(ctx, op.after, [s.read() for s in after_slots])
     write_all(ctx, before_slots, term.operands)
-    ctx.b.branch(header)
+    _mark_back_edge(ctx, op, ctx.b.branch(header))
     ctx.b.position_at_end(exit_)
     for r, s in zip(op.results, after_slots):
         ctx.values[r] = s.read()

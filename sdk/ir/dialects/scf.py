@@ -196,7 +196,8 @@ class While(Op):
 
     @classmethod
     def parse_custom(cls, p: Any, st: Any) -> None:
-        """`[(%a = %init, ...)] : (types) -> (types) {before} do {after} [attr-dict]`."""
+        """`[(%a = %init, ...)] : (types) -> (types) {before} do {after} [attributes {attr-dict}]` (MLIR's
+        attr-dict-with-keyword; Triton puts `llvm.loop_annotation` there for `tl.condition(disable_licm=True)`)."""
         inits: list[tuple[str, int]] = []
         if p.accept("("):
             while not p.accept(")"):
@@ -216,6 +217,7 @@ class While(Op):
         if not after.blocks:
             after.add_block(Block(ft.results))
         st.regions = [before, after]
+        p.accept_keyword("attributes")
         p.attr_dict(st.attrs)
 
     def print_custom(self, w: Any) -> str | None:
@@ -230,7 +232,8 @@ class While(Op):
         ft = FunctionType(tuple(v.type for v in self.operands), tuple(_results(self)))
         text += f" : ({w.types(ft.inputs)}) -> ({w.types(ft.results)}) " + w.region(self.regions[0], False)
         text += " do " + w.region(self.regions[1])
-        return text + w.attr_dict(self.attrs)
+        attrs = w.attr_dict(self.attrs)
+        return text + (" attributes" + attrs if attrs else "")
 
     def verify_(self) -> None:
         if len(self.regions) != 2 or not self.regions[0].blocks or not self.regions[1].blocks:
