@@ -130,3 +130,28 @@ def test_disable_licm_loops_run_and_reach_llvm(backend, no_licm, rng):
     assert int(out) == int(x.sum()) * (n + 1)
     if backend == "cpu_ref":
         assert ("llvm.licm.disable" in k.asm["llir"]) == no_licm
+
+
+@triton.jit
+def _ticket(counter_ptr, out_ptr, x_ptr):
+    pid = tl.program_id(0)
+    old = tl.atomic_add(counter_ptr, tl.load(x_ptr + pid))
+    tl.store(out_ptr + pid, old)
+
+
+@pytest.mark.parametrize("work_items", [1, 4])
+def test_scalar_atomic_result_shared_only_between_work_items(backend, work_items, rng):
+    """A scalar atomic whose old value is used: each program's addend is applied once and the old values are the
+    prefix sums in some order. On opencl a one-work-item group keeps the value private (no local memory, as
+    Triton's test_atomic_poll_no_timeout_uses_no_shared_memory asks); a larger group shares it through local memory."""
+    if work_items != 1 and not backend.startswith("opencl"):
+        pytest.skip("work_items is an opencl launch keyword")
+    n = 37
+    x = torch.randint(1, 1000, (n,), generator=rng, dtype=torch.int32)
+    counter, out = torch.zeros(1, dtype=torch.int32), torch.full((n,), -1, dtype=torch.int32)
+    extra = {"work_items": work_items} if backend.startswith("opencl") else {}
+    k = _ticket[(n,)](counter, out, x, **extra)
+    assert int(counter) == int(x.sum())
+    order = torch.argsort(out)
+    assert torch.equal(out[order][1:], torch.cumsum(x[order], 0)[:-1].to(torch.int32)) and int(out.min()) == 0
+    assert (k.metadata.shared == 0) == (work_items == 1)

@@ -75,10 +75,18 @@ def zero_of(ctype: str) -> str:
 
 def _shared_from_item0(ctx: RenderContext, res: Value, ctype: str, stmt: Callable[[str], str]) -> None:
     """A scalar result computed by work-item 0 alone (`stmt(arr)` writes it to `arr[0]` in local memory) and read by
-    every work-item after a barrier, so that a side effect happens once and all work-items see the same value."""
+    every work-item after a barrier, so that a side effect happens once and all work-items see the same value. A
+    work-group of one work-item has no one to share it with: a private one-element array, no local memory."""
+    name = ctx.name_for(res)
+    if ctx.L == 1:
+        arr = f"{name}_1"
+        ctx.emit(f"{ctype} {arr}[1] = {{{zero_of(ctype)}}};")
+        ctx.emit(stmt(arr))
+        ctx.emit(f"{ctype} {name} = {arr}[0];")
+        ctx.define(res, name)
+        return
     off = ctx.alloc(8)
     arr = ctx.local_array(ctype, off)
-    name = ctx.name_for(res)
     ctx.barrier()
     ctx.emit(f"if (lid == 0u) {stmt(arr)}")
     ctx.barrier()
