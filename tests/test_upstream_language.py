@@ -155,3 +155,26 @@ def test_scalar_atomic_result_shared_only_between_work_items(backend, work_items
     order = torch.argsort(out)
     assert torch.equal(out[order][1:], torch.cumsum(x[order], 0)[:-1].to(torch.int32)) and int(out.min()) == 0
     assert (k.metadata.shared == 0) == (work_items == 1)
+
+
+@triton.jit
+def _assumed(x_ptr, out_ptr, n, ASSUME: tl.constexpr, BLOCK: tl.constexpr):
+    rest = n - tl.program_id(0) * BLOCK
+    if ASSUME:
+        tl.assume(rest >= BLOCK)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.where(rest >= BLOCK, x * 2, x - 1))
+
+
+def test_assume_holds_and_reaches_llvm(backend, rng):
+    """`tl.assume` (upstream test_assume): results as without it; on cpu_ref LLVM gets it (`llvm.assume`) and
+    uses it: the branch it rules out (`x - 1`) is folded away."""
+    n, block = 640, 128
+    x = torch.randn(n, generator=rng)
+    for assume in (False, True):
+        out = torch.empty_like(x)
+        k = _assumed[(n // block,)](x, out, n, ASSUME=assume, BLOCK=block)
+        torch.testing.assert_close(out, x * 2)
+        if backend == "cpu_ref":
+            assert ("fsub" in k.asm["llir"] or "fadd" in k.asm["llir"]) != assume, k.asm["llir"][-3000:]

@@ -22,7 +22,7 @@ from triton_backend_sdk.ir.attrs import DenseArrayAttr
 
 from .context import LoweringContext, Tile
 from .rules import RULES
-from .types import F64, I1, I8, I32, I64, PTR, bit_width, is_float_type, llvm_type
+from .types import F64, I1, I8, I32, I64, PTR, VOID, bit_width, is_float_type, llvm_type
 
 #: module global holding a launch's first assertion failure; layout known to `asserts.py`
 ASSERT_STATE = "tbs.assert.state"
@@ -121,7 +121,12 @@ def lower_barrier(ctx: LoweringContext, op: O.Barrier) -> None:
 
 @RULES.register(O.Assume)
 def lower_assume(ctx: LoweringContext, op: O.Assume) -> None:
-    """`tl.assume`: a hint only. Not passed to LLVM, where a false assumption would be undefined behaviour."""
+    """`tl.assume`: passed to LLVM as `llvm.assume`, as Triton's GPU paths do (a false assumption is undefined
+    behaviour there too: the kernel author promises it), so LLVM may fold the branches it decides."""
+    cond = ctx.scalar(op.condition)
+    if cond.type != I1:
+        cond = ctx.b.icmp_unsigned("!=", cond, ir.Constant(cond.type, 0))
+    ctx.b.call(ctx.intrinsic("llvm.assume", VOID, [I1]), [cond])
 
 
 def _value_format(t: T.Type, signed: bool, hex_: bool) -> str:
