@@ -6,8 +6,9 @@
 #   1. here, once, with network:  bash tools/gpu/fetch_wheels.sh; python3 -m pip download --no-deps -d .whl pytest-timeout
 #   2. here, stage the suite matching the machine's triton 3.6 (the staging code of `triton-sdk upstream-tests`):
 #        .venv/bin/python -c "from triton_backend_sdk.upstream.staging import stage; \
-#          stage('/work/.mirror/lightseekorg+triton/repo', 'build/upstream_3.6', rev='<commit>')"
-#      and write build/upstream_3.6/SUITE.json ({"source", "commit", "version"}: the staged copy is no git checkout)
+#          stage('/work/.mirror/lightseekorg+triton/repo', 'build/upstream_3.6', rev='dff2b020')"
+#      (dff2b020: main's last commit before is_hip_rdna3, which the 3.6 wheel's _internal_testing lacks) and write
+#      build/upstream_3.6/SUITE.json ({"source", "commit", "version"}: the staged copy is no git checkout)
 #   3. device tool: run(command="bash tools/gpu/run_upstream_h200.sh", carry=[".whl", "build/upstream_3.6"],
 #                       kind="nvidia-h200", timeout_s=600)
 # What it does there (triton 3.6, torch 2.11+CUDA, Python 3.12, no network):
