@@ -166,6 +166,8 @@ def _cmd_upstream_tests(args: argparse.Namespace) -> int:
                 timeout=args.timeout,
                 k=args.k,
                 sample=args.sample,
+                offset=args.sample_offset,
+                ids_file=args.ids,
                 manifest=args.manifest,
                 junit=args.junit,
                 work_dir=args.work_dir,
@@ -229,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("--timeout", type=float, default=300, help="per-test timeout in seconds (pytest-timeout)")
     u.add_argument("-k", default=None, help="pytest -k expression")
     u.add_argument("--sample", type=int, default=1, help="run every STEP-th selected test")
+    u.add_argument("--sample-offset", type=int, default=0, help="start the sample at this index (0 .. STEP-1)")
+    u.add_argument("--ids", default=None, help="run the test ids listed in this file (one per line)")
     u.add_argument("--files", nargs="+", default=None, help="test files (default test_core/standard/random.py)")
     u.add_argument("--manifest", default=None, help="expectations manifest (default: the SDK backend's own)")
     u.add_argument("--json", default=None, help="write the report as JSON")

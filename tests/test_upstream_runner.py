@@ -299,3 +299,40 @@ def test_missing_pytest_timeout_is_named(monkeypatch, tmp_path):
     monkeypatch.setattr(runner_mod.importlib.util, "find_spec", lambda n: None if n == "pytest_timeout" else real(n))
     with pytest.raises(runner_mod.RunError, match=r"pip install pytest-timeout"):
         run(str(_fake_tree(tmp_path)), "x", files=("test_fake.py",), echo=False)
+
+
+def test_sample_offset_and_ids_file_pick_disjoint_halves(tmp_path):
+    """Two runs of every 2nd test, offsets 0 and 1, cover the suite once; --ids reruns exactly the listed tests."""
+    src = _fake_tree(tmp_path / "triton")
+    fast = "not test_crash and not slow and not stuck"
+    seen = []
+    for offset in (0, 1):
+        report = run(
+            str(src),
+            "fake_be",
+            files=("test_fake.py",),
+            workers=0,
+            timeout=3,
+            k=fast,
+            sample=2,
+            offset=offset,
+            work_dir=str(tmp_path / f"w{offset}"),
+            echo=False,
+        )
+        assert report.meta["offset"] == offset
+        seen.append({r.id.split("::")[1] for r in report.results})
+    assert not seen[0] & seen[1]
+    assert seen[0] | seen[1] == {"test_pass", "test_fail[1]", "test_fail[2]", "test_skip", "test_after_crash"}
+    ids = tmp_path / "ids.txt"
+    ids.write_text("test/unit/language/test_fake.py::test_fail[2]\ntest/unit/language/test_fake.py::test_pass\n")
+    report = run(
+        str(src),
+        "fake_be",
+        files=("test_fake.py",),
+        workers=0,
+        timeout=3,
+        ids_file=str(ids),
+        work_dir=str(tmp_path / "wi"),
+        echo=False,
+    )
+    assert {r.id.split("::")[1]: r.outcome for r in report.results} == {"test_pass": "passed", "test_fail[2]": "failed"}

@@ -73,6 +73,8 @@ def run(
     timeout: float = 300,
     k: str | None = None,
     sample: int = 1,
+    offset: int = 0,
+    ids_file: str | None = None,
     manifest: str | None = None,
     junit: str | None = None,
     work_dir: str | None = None,
@@ -96,8 +98,11 @@ def run(
         env.pop("TRITON_INTERPRET", None)
         shutil.rmtree(root / "cache", ignore_errors=True)
         selection = [*paths] + (["-k", k] if k else [])
-        if sample > 1:
-            ids = _collect(cwd, paths, env, k, root / "collect.log")[::sample]
+        if ids_file or sample > 1 or offset:
+            if ids_file:
+                ids = [line.strip() for line in Path(ids_file).read_text().splitlines() if "::" in line]
+            else:
+                ids = _collect(cwd, paths, env, k, root / "collect.log")[offset::sample]
             if not ids:
                 raise RunError(f"no test matched (-k {k!r}); see {root / 'collect.log'}")
             (root / "ids.txt").write_text("\n".join(ids) + "\n")
@@ -147,6 +152,8 @@ def run(
             "workers": workers,
             "timeout_s": timeout,
             "sample": sample,
+            "offset": offset,
+            "ids_file": ids_file,
             "k": k,
             "seconds": seconds,
         }
@@ -162,6 +169,8 @@ def readme_table(report: Report) -> str:
     m, t = report.meta, report.totals()
     suite = m.get("suite", {})
     sample = f", every {m['sample']}th test" if m.get("sample", 1) > 1 else ""
+    if m.get("offset"):
+        sample += f" from the {m['offset'] + 1}th"
     cats = ", ".join(f"{n} {c}" for c, n in sorted(report.manifest.by_category().items())) or "empty"
     counts = " | ".join(str(t[o]) for o in ("passed", "failed", "refused", "skipped", "crashed", "timeout"))
     about = (
