@@ -21,6 +21,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .atomic_poll import AtomicPoll
     from .atomics import AtomicLoadStore
     from .dot_scaled import DecomposeDotScaled
+    from .inline_calls import InlineTensorCalls
     from .int_semantics import IntSemantics
     from .math_library import MathLibrary
     from .wide_float_scan import WideFloatScan
@@ -28,7 +29,8 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     def native(cls: type) -> bool:
         return rules is not None and rules.has_own(cls)
 
-    passes: list[IRPass] = [MathLibrary(rules=rules)]
+    # first: every later pass sees a tensor-passing noinline function's body at its call sites
+    passes: list[IRPass] = [InlineTensorCalls(), MathLibrary(rules=rules)]
     if not native(O.DotScaled):
         passes.append(DecomposeDotScaled())
     if not native(O.AtomicPoll):  # before the atomic loads it expands into are themselves lowered

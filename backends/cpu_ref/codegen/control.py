@@ -1,6 +1,10 @@
 """Structured control flow (scf.for / scf.if / scf.while), unstructured branches (cf.br / cf.cond_br, from early
 returns), calls and returns.
 
+A call is a real LLVM call taking and returning scalars: calls of functions that take or return tensors
+(`@triton.jit(noinline=True)` helpers returning a block) were inlined by the shared `inline-tensor-calls` pass
+(sdk/transforms/inline_calls.py) before lowering.
+
 Values that cross region boundaries live in storage: loop-carried and if-result tensors in buffers, scalars in stack
 slots (LLVM's mem2reg turns those into phis). A yield first evaluates every yielded value, then writes them, so a
 yield that permutes carried values reads the old ones.
@@ -180,6 +184,10 @@ def lower_while(ctx: LoweringContext, op: O.While) -> None:
         ctx.values[r] = s.read()
 
 
+#: why a tile at a call boundary is refused: the `sdkir` stage's shared pass inlines those calls first
+_SCALAR_CALLS = "cpu_ref calls pass scalars only; the shared pass inline-tensor-calls inlines calls that move tensors"
+
+
 @RULES.register(O.Return)
 def lower_return(ctx: LoweringContext, op: O.Return) -> None:
     if not op.operands:
@@ -187,7 +195,7 @@ def lower_return(ctx: LoweringContext, op: O.Return) -> None:
         return
     vals = [ctx.get(v) for v in op.operands]
     if any(isinstance(v, Tile) for v in vals):
-        raise UnsupportedError("cpu_ref", "returning a tensor from a noinline function", op.loc)
+        raise UnsupportedError("cpu_ref", f"returning a tensor from a function: {_SCALAR_CALLS}", op.loc)
     if len(vals) == 1:
         ctx.b.ret(vals[0])
         return
@@ -204,7 +212,7 @@ def lower_call(ctx: LoweringContext, op: O.Call) -> None:
         raise UnsupportedError("cpu_ref", f"call to unknown function @{op.callee}", op.loc)
     args = [ctx.get(v) for v in op.operands]
     if any(isinstance(a, Tile) for a in args):
-        raise UnsupportedError("cpu_ref", f"passing a tensor to noinline function @{op.callee}", op.loc)
+        raise UnsupportedError("cpu_ref", f"passing a tensor to function @{op.callee}: {_SCALAR_CALLS}", op.loc)
     r = ctx.b.call(fn, [*args, *ctx.program_ids, *ctx.num_programs])
     if op.callee in ctx.may_fail:
         branch_to_abort(ctx, launch_failed(ctx))
