@@ -1,7 +1,9 @@
 """`tl.atomic_poll` (Triton 3.9) on every SDK backend: the op's text against Triton's parser, matched flags of
 every width and semantics, blocks of pointers with per-element expected values, timeouts (cpu_ref measures them
-with the host clock; opencl, which has no clock, refuses a run-time timeout by name), and programs that wait for
-one another (run in a subprocess with a time limit, so that a hang fails the test instead of blocking the run)."""
+with the host clock; opencl with the device's own clock where it has one, PoCL's cycle counter scaled by a factor
+measured at run time or NVIDIA's PTX global timer, and refuses a run-time timeout by name elsewhere), and programs
+that wait for one another (run in a subprocess with a time limit, so that a hang fails the test instead of blocking
+the run)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton_backend_sdk.backends.opencl.render import CLOCK_RULES, OPENCL, OPENCL_RULES, render_module, rules_for
+from triton_backend_sdk.backends.opencl.render.language import CLOCK_CYCLE_COUNTER, CLOCK_GLOBALTIMER
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
@@ -119,6 +123,72 @@ def test_a_backend_with_its_own_rule_keeps_the_op() -> None:
     assert polls(None) == [AtomicPollPass(clock=True)]
 
 
+def test_opencl_has_the_clock_rule_only_for_a_device_with_a_clock() -> None:
+    desc = TargetDescriptor(name="opencl", arch="x")
+    polls = lambda r: [p for p in legalization_passes(desc, Options(), r) if isinstance(p, AtomicPollPass)]
+    assert rules_for(OPENCL, frozenset({"cl_khr_fp64"})) is OPENCL_RULES
+    assert polls(OPENCL_RULES) == [AtomicPollPass(clock=False)]  # a device with neither clock: the named refusal
+    for feature in (CLOCK_GLOBALTIMER, CLOCK_CYCLE_COUNTER):
+        assert rules_for(OPENCL, frozenset({feature})) is CLOCK_RULES
+        assert polls(CLOCK_RULES) == [AtomicPollPass(clock=True)]
+
+
+# ---- opencl's clock spellings (no device needed) --------------------------------------------------------------------
+
+CLOCK_TEXT = """\
+module {
+  tt.func public @k(%p: !tt.ptr<i64>) {
+    %0 = "device.clock_ns"() : () -> i64
+    tt.store %p, %0 : !tt.ptr<i64>
+    tt.return
+  }
+}
+"""
+
+
+def test_opencl_reads_nvidias_global_timer_in_nanoseconds() -> None:
+    rk = render_module(parse_ttir(CLOCK_TEXT), "k", CLOCK_RULES, OPENCL, 1, frozenset({CLOCK_GLOBALTIMER}), "dev")
+    assert (
+        '  { ulong clk0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(clk0)); v0_1[0] = (long)clk0; }'
+        in rk.source.splitlines()
+    )
+    assert not rk.clock_scale and "tb_clock_scale" not in rk.source  # nanoseconds already: no hidden parameter
+
+
+def test_opencl_scales_pocls_cycle_counter_by_a_hidden_parameter() -> None:
+    """The factor is a parameter, never a constant in the source: the program is the same in every process."""
+    rk = render_module(parse_ttir(CLOCK_TEXT), "k", CLOCK_RULES, OPENCL, 1, frozenset({CLOCK_CYCLE_COUNTER}), "dev")
+    lines = rk.source.splitlines()
+    assert (
+        "  { ulong clk0; clk0 = __builtin_readcyclecounter(); v0_1[0] = "
+        "(long)((mul_hi(clk0, tb_clock_scale) << 32) | ((clk0 * tb_clock_scale) >> 32)); }" in lines
+    )
+    assert rk.clock_scale
+    assert lines[2].endswith(", ulong a_p0_off, ulong tb_clock_scale) {")  # the launcher's hidden last argument
+
+
+def test_opencl_clock_shared_by_work_item_0_on_a_group() -> None:
+    """Every work-item of a group sees work-item 0's reading, so the poll's loop stays uniform across barriers."""
+    feats = frozenset({CLOCK_CYCLE_COUNTER})
+    src = render_module(parse_ttir(CLOCK_TEXT), "k", CLOCK_RULES, OPENCL, 128, feats, "dev").source
+    assert "if (lid == 0u) { ulong clk0; clk0 = __builtin_readcyclecounter();" in src
+    assert src.count("barrier(CLK_LOCAL_MEM_FENCE);") == 2
+
+
+def test_opencl_clock_rule_refuses_a_device_without_a_clock() -> None:
+    with pytest.raises(UnsupportedError, match="no clock"):
+        render_module(parse_ttir(CLOCK_TEXT), "k", CLOCK_RULES, OPENCL, 1, frozenset(), "dev")
+
+
+def _timeouts_refused(backend: str) -> bool:
+    """opencl on a device with no clock the SDK can read refuses run-time timeouts (on PoCL/x86 and NVIDIA: runs)."""
+    if not backend.startswith("opencl"):
+        return False
+    from triton_backend_sdk.backends.opencl.compiler import OpenCLBackend
+
+    return OPENCL.clock(frozenset(OpenCLBackend.describe().features)) is None
+
+
 # ---- kernels --------------------------------------------------------------------------------------------------------
 
 
@@ -152,7 +222,8 @@ def _poll_zero_timeout(flag, want, out, N: tl.constexpr):
 
 @triton.jit
 def _poll_scalar_timeout(flag, out, timeout_ns):
-    tl.store(out, tl.atomic_poll(flag, 1, timeout_ns=timeout_ns))
+    pid = tl.program_id(0)
+    tl.store(out + pid, tl.atomic_poll(flag + pid, 1, timeout_ns=timeout_ns))
 
 
 @pytest.mark.parametrize("sem", ["relaxed", "acquire"])
@@ -205,7 +276,7 @@ def test_constant_zero_timeout_reads_each_element_once(backend: str, dtype: torc
 def test_run_time_timeout(backend: str, initial: int, expected: bool) -> None:
     flag = torch.full((1,), initial, dtype=torch.int32)
     out = torch.zeros(1, dtype=torch.bool)
-    if backend == "opencl":
+    if _timeouts_refused(backend):
         with pytest.raises(UnsupportedError, match="no clock") as err:
             _poll_scalar_timeout[(1,)](flag, out, 0)
         assert "tt.atomic_poll with timeout_ns" in str(err.value) and "TRITON_SDK_DUMP_DIR" in str(err.value)
@@ -214,26 +285,30 @@ def test_run_time_timeout(backend: str, initial: int, expected: bool) -> None:
     assert out.item() == expected
 
 
-def test_timeout_waits_at_least_its_budget(backend: str) -> None:
-    if backend == "opencl":
-        pytest.skip("opencl has no clock: run-time timeouts are refused (test_run_time_timeout)")
-    flag = torch.zeros(1, dtype=torch.int32)
-    out = torch.ones(1, dtype=torch.bool)
-    budget = 30_000_000
-    _poll_scalar_timeout[(1,)](flag, out, 0)  # compile outside the measurement
+@pytest.mark.parametrize("programs", [1, 3])
+def test_timeout_waits_about_its_budget(backend: str, programs: int) -> None:
+    """A poll that never succeeds returns after its timeout: at least the budget on cpu_ref (the host clock), at
+    least 3/4 of it on opencl (a cycle counter is scaled by a measured factor, within ~1%), and well before 2 s."""
+    if _timeouts_refused(backend):
+        pytest.skip("this OpenCL device has no clock: run-time timeouts are refused (test_run_time_timeout)")
+    flag = torch.zeros(programs, dtype=torch.int32)
+    out = torch.ones(programs, dtype=torch.bool)
+    budget = 20_000_000
+    _poll_scalar_timeout[(programs,)](flag, out, 0)  # compile (and calibrate) outside the measurement
     t0 = time.perf_counter()
-    _poll_scalar_timeout[(1,)](flag, out, budget)
+    _poll_scalar_timeout[(programs,)](flag, out, budget)
     waited = time.perf_counter() - t0
-    assert not out.item()
-    assert waited >= budget * 1e-9, f"timed out after {waited * 1e3:.1f} ms of a {budget * 1e-6:.0f} ms budget"
+    assert not out.any()
+    least = budget * 1e-9 * (1.0 if backend == "cpu_ref" else 0.75)
+    assert least <= waited < 2.0, f"timed out after {waited * 1e3:.1f} ms of a {budget * 1e-6:.0f} ms budget"
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_block_timeout_gives_exactly_the_matching_elements(
     backend: str, dtype: torch.dtype, rng: torch.Generator
 ) -> None:
-    if backend == "opencl":
-        pytest.skip("opencl has no clock: run-time timeouts are refused (test_run_time_timeout)")
+    if _timeouts_refused(backend):
+        pytest.skip("this OpenCL device has no clock: run-time timeouts are refused (test_run_time_timeout)")
     shape = (4, 16)
     flag = _random_ints(rng, dtype, shape)
     want = flag.clone()

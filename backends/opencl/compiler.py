@@ -94,9 +94,9 @@ class OpenCLBackend(TargetBackend):
         return size
 
     def rule_table(self, options: Options) -> RuleTable:
-        from .render import OPENCL_RULES
+        from .render import OPENCL, rules_for
 
-        return OPENCL_RULES
+        return rules_for(OPENCL, frozenset(self.descriptor.features))
 
     def make_cl(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
         from .render import OPENCL, render_module
@@ -131,6 +131,7 @@ class OpenCLBackend(TargetBackend):
         metadata["opencl_written"] = rk.written
         metadata["opencl_asserts"] = rk.asserts
         metadata["opencl_prints"] = rk.prints
+        metadata["opencl_clock_scale"] = rk.clock_scale
         return rk.source
 
     def make_clbin(self, src: str, metadata: dict, options: Options) -> bytes:

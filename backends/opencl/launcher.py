@@ -17,6 +17,7 @@ from triton_backend_sdk.launch import expand_descriptors, flatten_descriptors, s
 
 from .asserts import check as check_asserts
 from .asserts import error_buffer, flush_prints
+from .clock import cycle_scale
 from .runtime import LoadedKernel, runtime_for
 
 _KERNELS: dict[int, LoadedKernel] = {}
@@ -114,6 +115,8 @@ class Launcher:
         self.asserts = [list(a) for a in getattr(metadata, "opencl_asserts", None) or []]
         self.kernel_name = metadata.name
         self.prints = bool(getattr(metadata, "opencl_prints", False))
+        #: the kernel reads a cycle counter: it takes the counter's scale last (render/clock.py)
+        self.clock_scale = bool(getattr(metadata, "opencl_clock_scale", False))
 
     def __call__(
         self,
@@ -157,6 +160,7 @@ class Launcher:
                 except TypeError as e:
                     raise TypeError(f"opencl: argument {self.names[j]!r} (#{i}): {e}") from None
         gsize = (grid[0] * self.local, grid[1], grid[2])
+        scale = cycle_scale(rt) if self.clock_scale else None  # measured on first use, under rt.lock
         with lk.lock, rt.lock:
             if rt.zero_copy:
                 bufs = [rt.host_buffer(b, max(n, 16)) if n else rt.host_buffer(_dummy(), 16) for b, n, _ in mems]
@@ -166,6 +170,8 @@ class Launcher:
             final = [next(it) if v is None else v for v in values]
             if self.asserts:
                 final.append(error_buffer(rt))
+            if scale is not None:
+                final.append(scale)
             lk.kernel.set_args(*final)
             evt = cl.enqueue_nd_range_kernel(rt.queue, lk.kernel, gsize, (self.local, 1, 1))
             rt.last_event = evt

@@ -21,6 +21,7 @@ from typing import Any
 from triton_backend_sdk.descriptor import ALL_DTYPES, TargetDescriptor
 from triton_backend_sdk.errors import SDKError, ToolError
 
+from .clock import clock_features
 from .compiler import CPU_FEATURE
 
 NAME = "opencl"
@@ -144,6 +145,7 @@ def features_of(dev: Any) -> tuple[str, ...]:
         feats.add(CPU_FEATURE)  # one work-item per program (compiler.local_size)
     if dev.single_fp_config & pyopencl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
         feats.add("correctly_rounded_divide_sqrt")
+    feats |= clock_features(dev, bool(dev.type & pyopencl.device_type.CPU), is_pocl(dev))  # timed atomic_poll
     return tuple(sorted(feats))
 
 

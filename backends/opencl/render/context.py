@@ -185,6 +185,8 @@ class RenderContext:
         self.asserts: list[list[str]] = []
         #: whether the kernel calls printf (tt.print)
         self.prints = False
+        #: whether the kernel scales a cycle counter: it takes the hidden parameter render/clock.py's SCALE
+        self.clock_scale = False
 
     # ---- emission ----------------------------------------------------------------------------------------------
 

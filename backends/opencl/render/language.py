@@ -31,6 +31,22 @@ class LanguageError(NotImplementedError):
     """The dialect has no spelling for a construct a rule needs (the subclass must provide it)."""
 
 
+#: descriptor features of the device clocks (set by `backends/opencl/clock.py`, read by the dialect's `clock`)
+CLOCK_GLOBALTIMER = "clock_ptx_globaltimer"
+CLOCK_CYCLE_COUNTER = "clock_cycle_counter"
+
+
+@dataclass(frozen=True)
+class DeviceClock:
+    """A clock a device can read, where the descriptor has `feature`: `read` (format with {out}) is a statement
+    storing the reading in the `ulong` variable `out`; `cycles`: it counts cycles, not nanoseconds (the kernel
+    scales it by a factor the runtime measures, render/clock.py)."""
+
+    feature: str
+    read: str
+    cycles: bool
+
+
 @dataclass(frozen=True)
 class CStyleLanguage:
     kernel_prefix: str = ""
@@ -66,6 +82,8 @@ class CStyleLanguage:
     #: `abs` of any width, `mul_hi`, `clz`, `popcount`), math beyond C99 (`rsqrt`, `exp10`), and any C99 math
     #: function the dialect spells differently
     builtins: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: the device clocks the dialect can read, in order of preference (C has none a kernel may call)
+    clocks: tuple[DeviceClock, ...] = ()
 
     def _missing(self, what: str) -> LanguageError:
         return LanguageError(f"{type(self).__name__} has no spelling for {what}")
@@ -83,6 +101,10 @@ class CStyleLanguage:
 
     def call(self, name: str, *args: str) -> str:
         return f"{self.function(name)}({', '.join(args)})"
+
+    def clock(self, features: frozenset[str]) -> DeviceClock | None:
+        """The first of `clocks` whose feature the device has, or None: the device has no clock to read."""
+        return next((c for c in self.clocks if c.feature in features), None)
 
     def printf(self, fmt: str, *args: str) -> str:
         """A call printing `fmt` (the body of a C string literal) with `args`."""
@@ -139,6 +161,13 @@ _OPENCL_BUILTINS = {
     name: name for name in ("min", "max", "abs", "mul_hi", "clz", "popcount", "rsqrt", "exp10")
 }  # fmt: skip
 
+#: OpenCL C 1.2 has no clock; these are two devices' own: NVIDIA's inline PTX global timer (nanoseconds), and clang's
+#: cycle counter (the x86 TSC) on PoCL's CPU device, whose kernel compiler is clang
+_OPENCL_CLOCKS = (
+    DeviceClock(CLOCK_GLOBALTIMER, 'asm volatile("mov.u64 %0, %%globaltimer;" : "=l"({out}));', cycles=False),
+    DeviceClock(CLOCK_CYCLE_COUNTER, "{out} = __builtin_readcyclecounter();", cycles=True),
+)
+
 
 @dataclass(frozen=True)
 class OpenCLLanguage(CStyleLanguage):
@@ -164,6 +193,7 @@ class OpenCLLanguage(CStyleLanguage):
     )
     fp_contract_off: str = "#pragma OPENCL FP_CONTRACT OFF"
     builtins: Mapping[str, str] = field(default_factory=lambda: dict(_OPENCL_BUILTINS), hash=False)
+    clocks: tuple[DeviceClock, ...] = _OPENCL_CLOCKS
 
     def bitcast(self, to: str, x: str) -> str:
         return f"as_{to}({x})"

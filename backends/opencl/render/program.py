@@ -12,6 +12,7 @@ from triton_backend_sdk.ir.types import FloatType, IntType, PointerType
 from triton_backend_sdk.lowering import RuleTable
 
 from . import ctypes as CT
+from .clock import SCALE
 from .context import ALIGN, RenderContext
 from .control import render_body
 from .debug import ERR
@@ -46,6 +47,9 @@ class RenderedKernel:
     asserts: list[list[str]] = field(default_factory=list)
     #: whether the kernel prints (tt.print): the launcher flushes C stdio after it
     prints: bool = False
+    #: whether the kernel reads a cycle counter: it takes the counter's scale as its hidden last parameter (after
+    #: the error buffer), which the launcher measures once per process (render/clock.py)
+    clock_scale: bool = False
 
 
 def _param_dtype(t) -> str:
@@ -135,6 +139,8 @@ def render_module(
     body = ctx.lines
     if ctx.asserts:
         params.append(f"volatile {g}int *{ERR}")
+    if ctx.clock_scale:
+        params.append(f"ulong {SCALE}")
     head = ["const uint lid = " + lang.local_id + ";"]
     for axis in range(3):
         head.append(
@@ -170,4 +176,5 @@ def render_module(
         written_params(kernel),
         ctx.asserts,
         ctx.prints,
+        ctx.clock_scale,
     )
