@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import triton
@@ -62,6 +64,97 @@ def test_map_elementwise_matches_torch(backend: str, mode: int, n: int) -> None:
     torch.testing.assert_close(out, want)
     if want_p is not None:
         torch.testing.assert_close(prod, want_p)
+
+
+@triton.jit
+def _divmod2(a0, a1, b0, b1):
+    return a0 // b0, a1 // b1, a0 % b0, a1 % b1
+
+
+@triton.jit
+def _mix4(a0, a1, a2, a3, b0, b1, b2, b3):
+    """Uses its elements' positions: element k of each group of 4 gets a different formula."""
+    return a0 + b0, a1 - b1, a2 * b2, a3 + 2.0 * b3
+
+
+@triton.jit
+def pack_kernel(x_ptr, y_ptr, o_ptr, p_ptr, n, PACK: tl.constexpr, R: tl.constexpr, C: tl.constexpr):
+    offs = tl.program_id(0) * R * C + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1)
+    y = tl.load(y_ptr + offs, mask=mask, other=1)
+    if PACK == 2:
+        q, r = tl.map_elementwise(_divmod2, x, y, pack=2)
+        tl.store(o_ptr + offs, q, mask=mask)
+        tl.store(p_ptr + offs, r, mask=mask)
+    else:
+        z = tl.map_elementwise(_mix4, x, y, pack=4)[0]
+        tl.store(o_ptr + offs, z, mask=mask)
+
+
+@pytest.mark.parametrize("shape", [(1, 64), (4, 32), (8, 4)])
+@pytest.mark.parametrize("n", [256, 181])
+def test_map_elementwise_pack2_divmod(backend: str, shape: tuple[int, int], n: int) -> None:
+    g = torch.Generator().manual_seed(n)
+    x = torch.randint(0, 1 << 30, (n,), generator=g, dtype=torch.int32)
+    y = torch.randint(1, 1 << 12, (n,), generator=g, dtype=torch.int32)
+    q, r = torch.full_like(x, -7), torch.full_like(x, -7)
+    R, C = shape
+    pack_kernel[(triton.cdiv(n, R * C),)](x, y, q, r, n, PACK=2, R=R, C=C)
+    torch.testing.assert_close(q, x // y)
+    torch.testing.assert_close(r, x % y)
+
+
+@pytest.mark.parametrize("shape", [(1, 128), (4, 16)])
+def test_map_elementwise_pack4_keeps_positions(backend: str, shape: tuple[int, int]) -> None:
+    """Element k of each row-major group of four gets formula k: the unpacking keeps every element's place."""
+    n = 300
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(n, generator=g), torch.randn(n, generator=g)
+    out = torch.full_like(x, float("nan"))
+    R, C = shape
+    pack_kernel[(triton.cdiv(n, R * C),)](x, y, out, out, n, PACK=4, R=R, C=C)
+    k = torch.arange(n) % 4
+    want = torch.where(k == 0, x + y, torch.where(k == 1, x - y, torch.where(k == 2, x * y, x + 2.0 * y)))
+    torch.testing.assert_close(out, want)
+
+
+def test_unpack_map_elementwise_golden() -> None:
+    """pack = 2 over tensor<4x8xi32>: reshape to [16, 2], one split per source, the region kept, join, reshape."""
+    from triton_backend_sdk.ir import parse_ttir, print_module, verify
+    from triton_backend_sdk.transforms.unpack_map_elementwise import UnpackMapElementwise
+
+    src = """module {
+  tt.func public @k(%a: tensor<4x8xi32>, %b: tensor<4x8xi32>) -> tensor<4x8xi32> {
+    %0 = "tt.map_elementwise"(%a, %b) <{pack = 2 : i32}> ({
+    ^bb0(%a0: i32, %a1: i32, %b0: i32, %b1: i32):
+      %s0 = arith.addi %a0, %b1 : i32
+      %s1 = arith.subi %a1, %b0 : i32
+      tt.map_elementwise.return %s0, %s1 : i32, i32
+    }) : (tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<4x8xi32>
+    tt.return %0 : tensor<4x8xi32>
+  }
+}
+"""
+    module = parse_ttir(src)
+    UnpackMapElementwise().run(module, None)
+    verify(module)
+    got = [line.strip() for line in print_module(module).splitlines()]
+    ops = [re.match(r'"?([\w.]+)', line.split(" = ", 1)[1]).group(1) for line in got if " = " in line]
+    assert ops == [
+        "tt.reshape",
+        "tt.split",
+        "tt.reshape",
+        "tt.split",
+        "tt.map_elementwise",
+        "arith.addi",
+        "arith.subi",
+        "tt.join",
+        "tt.reshape",
+    ], got
+    assert "pack" not in next(line for line in got if "tt.map_elementwise" in line and "=" in line)
+    assert any("tensor<16x2xi32>" in line and "tt.reshape" in line for line in got)
+    assert any(line.startswith("tt.return") and "tensor<4x8xi32>" in line for line in got)
 
 
 #: Triton's front end leaves `ub.poison` for values no path defines (canonicalization mostly removes them), so the

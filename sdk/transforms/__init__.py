@@ -24,6 +24,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .inline_calls import InlineTensorCalls
     from .int_semantics import IntSemantics
     from .math_library import MathLibrary
+    from .unpack_map_elementwise import UnpackMapElementwise
     from .wide_float_scan import WideFloatScan
 
     def native(cls: type) -> bool:
@@ -39,5 +40,6 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
         passes.append(AtomicLoadStore(load=not native(O.AtomicLoad), store=not native(O.AtomicStore)))
     # always: the guarded division/shift/conversion it leaves is rendered by the backend's plain rule
     passes.append(IntSemantics())
+    passes.append(UnpackMapElementwise())  # always: both backends render pack = 1 only
     passes.append(WideFloatScan())  # always: both backends' scans are sequential or Hillis-Steele in bf16
     return passes
