@@ -14,7 +14,7 @@ from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend, _kernel_func
 from triton_backend_sdk.descriptor import TargetDescriptor
-from triton_backend_sdk.errors import OptionsError, UnsupportedError
+from triton_backend_sdk.errors import OptionsError
 from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 from triton_backend_sdk.pipeline import Stage
@@ -76,22 +76,23 @@ class OpenCLBackend(TargetBackend):
             Stage("clbin", lambda src, md: self.make_clbin(src, md, options)),
         ]
 
-    def local_size(self, options: Options) -> int:
-        """Work-items per program: `work_items` when given; else num_warps × warp_size on a GPU and one on a CPU
-        device (descriptor feature `device_type_cpu`), where a program's tiles become plain loops that the device
-        compiler vectorizes, with no barriers between work-items (PoCL runs a work-group's work-items as loops on
-        one thread)."""
+    def requested_local_size(self, options: Options) -> int:
+        """Work-items per program asked for: `work_items` when given; else num_warps × warp_size on a GPU and one on
+        a CPU device (descriptor feature `device_type_cpu`), where a program's tiles become plain loops that the
+        device compiler vectorizes, with no barriers between work-items (PoCL runs a work-group's work-items as
+        loops on one thread)."""
         size = getattr(options, "work_items", 0)
         if not size:
             cpu = CPU_FEATURE in self.descriptor.features
             size = 1 if cpu else options.num_warps * self.descriptor.warp_size
-        if size > self.descriptor.max_threads_per_program:
-            raise UnsupportedError(
-                NAME,
-                f"num_warps={options.num_warps} needs work-groups of {size} work-items; "
-                f"the device allows {self.descriptor.max_threads_per_program}",
-            )
         return size
+
+    def local_size(self, options: Options) -> int:
+        """Work-items per program the kernel is first rendered for: the requested size, lowered to the largest power
+        of two the device's work-groups allow (`max_threads_per_program`). How many work-items run a program is the
+        backend's choice (any power of two renders the same results), so a limit lowers it instead of failing;
+        `make_cl` lowers it further where the built kernel allows fewer (its register use)."""
+        return min(self.requested_local_size(options), _floor_pow2(self.descriptor.max_threads_per_program))
 
     def rule_table(self, options: Options) -> RuleTable:
         from .render import OPENCL, rules_for
@@ -99,32 +100,55 @@ class OpenCLBackend(TargetBackend):
         return rules_for(OPENCL, frozenset(self.descriptor.features))
 
     def make_cl(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
+        """Render the kernel so that the device can run it: with its scratch in global memory where local memory is
+        too small, and on fewer work-items where the built kernel allows fewer than it was rendered for (the
+        driver's CL_KERNEL_WORK_GROUP_SIZE, which depends on register use, so it is known only after a build).
+        Every choice depends only on the module, the options and the descriptor's device (its arch names the
+        driver), so the result is as deterministic as the cache key; `opencl_adapted` in the metadata says what
+        was chosen and why."""
         from .render import OPENCL, render_module
+        from .runtime import kernel_work_group_size
 
         module = state.module_for(src)
         name = metadata.get("name") or _kernel_func(module, NAME).sym_name
         d = self.descriptor
+        adapted: list[str] = []
+        requested = self.requested_local_size(options)
         size = self.local_size(options)
-        rk = render_module(
-            module,
-            name,
-            self.rule_table(options),
-            OPENCL,
-            size,
-            frozenset(d.features),
-            d.arch,
-            options.enable_fp_fusion,
-            d.vector_width_bits,
-        )
-        if rk.scratch_bytes > d.shared_memory_bytes:
-            raise UnsupportedError(
-                NAME,
-                f"kernel {name!r} needs {rk.scratch_bytes} bytes of local memory for its "
-                f"reductions/dots/layout changes; the device has {d.shared_memory_bytes} "
-                f"(use smaller blocks)",
+        if size < requested:
+            adapted.append(
+                f"work-items {requested} -> {size}: the device's work-groups hold at most "
+                f"{d.max_threads_per_program} work-items"
+            )
+
+        def render(size: int) -> Any:
+            args = (self.rule_table(options), OPENCL, size, frozenset(d.features), d.arch, options.enable_fp_fusion)
+            rk = render_module(module, name, *args, d.vector_width_bits)
+            if rk.scratch_bytes > d.shared_memory_bytes:
+                rk = render_module(module, name, *args, d.vector_width_bits, scratch_space="global")
+            return rk
+
+        rk = render(size)
+        while size > 1:
+            allowed = kernel_work_group_size(d.arch, rk.source, name, rk.entry)
+            if allowed >= size:
+                break
+            adapted.append(
+                f"work-items {size} -> {_floor_pow2(allowed)}: the device runs this kernel with at most {allowed} "
+                f"work-items per work-group (CL_KERNEL_WORK_GROUP_SIZE)"
+            )
+            size = _floor_pow2(allowed)
+            rk = render(size)
+        if rk.scratch_space == "global":
+            adapted.append(
+                f"scratch in global memory: the kernel's reductions/dots/layout changes need {rk.scratch_bytes} bytes "
+                f"per program; the device's local memory has {d.shared_memory_bytes}"
             )
         metadata["name"] = name
-        metadata["shared"] = rk.scratch_bytes
+        metadata["shared"] = 0 if rk.scratch_space == "global" else rk.scratch_bytes
+        #: bytes of global scratch per program (Triton's name): the launcher passes grid × this many bytes
+        metadata["global_scratch_size"] = rk.global_scratch_stride
+        metadata["opencl_adapted"] = adapted
         metadata["opencl_local_size"] = size
         metadata["opencl_entry"] = rk.entry
         metadata["opencl_params"] = rk.params
@@ -140,3 +164,8 @@ class OpenCLBackend(TargetBackend):
         return build_container(
             self.descriptor.arch, src, metadata["name"], metadata["opencl_local_size"], metadata["opencl_entry"]
         )
+
+
+def _floor_pow2(n: int) -> int:
+    """The largest power of two not above `n` (at least 1)."""
+    return 1 << max(0, n.bit_length() - 1)

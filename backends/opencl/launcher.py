@@ -111,6 +111,9 @@ class Launcher:
         self.convert = [None if p[0] == "ptr" else _scalar_converter(p[1], p[2]) for p in params]
         self.written = set(metadata.opencl_written)
         self.local = int(metadata.opencl_local_size)
+        #: bytes of global scratch per program (its scratch area does not fit the device's local memory): the kernel
+        #: takes a buffer of grid × this many bytes after its own parameters (render/program.py GLOBAL_SCRATCH)
+        self.global_scratch = int(getattr(metadata, "global_scratch_size", 0) or 0)
         #: [message, location] per tt.assert: the kernel then takes the error buffer last (asserts.py)
         self.asserts = [list(a) for a in getattr(metadata, "opencl_asserts", None) or []]
         self.kernel_name = metadata.name
@@ -168,6 +171,8 @@ class Launcher:
                 bufs = self._copy_in(rt, mems)
             it = iter(bufs)
             final = [next(it) if v is None else v for v in values]
+            if self.global_scratch:
+                final.append(rt.scratch(self.kernel_name, grid[0] * grid[1] * grid[2], self.global_scratch))
             if self.asserts:
                 final.append(error_buffer(rt))
             if scale is not None:

@@ -149,6 +149,21 @@ def features_of(dev: Any) -> tuple[str, ...]:
     return tuple(sorted(feats))
 
 
+#: lower the device's local memory (bytes) / work-group size in its descriptor, to test on a device whose own limits
+#: are larger what the backend does at a smaller device's (scratch in global memory, fewer work-items); read once
+LIMIT_LOCAL_MEM_ENV = "TRITON_OPENCL_LIMIT_LOCAL_MEM"
+LIMIT_WORK_GROUP_ENV = "TRITON_OPENCL_LIMIT_WORK_GROUP"
+
+
+def _lowered(var: str, value: int) -> int:
+    env = os.environ.get(var, "").strip()
+    if not env:
+        return int(value)
+    if not env.isdigit() or int(env) < 1:
+        raise DeviceError(f"{var}={env!r} is not a positive integer")
+    return min(int(value), int(env))
+
+
 @functools.cache
 def describe(arch: str | None = None) -> TargetDescriptor:
     dev = device_for_arch(arch)
@@ -156,13 +171,14 @@ def describe(arch: str | None = None) -> TargetDescriptor:
     dtypes = set(ALL_DTYPES)  # every fp8 format too: the renderer emulates each in integer ops
     if "cl_khr_fp64" not in feats:
         dtypes.discard("fp64")
+    local_mem = _lowered(LIMIT_LOCAL_MEM_ENV, dev.local_mem_size)
     return TargetDescriptor(
         name=NAME,
         arch=arch_of(dev),
         warp_size=_warp_size(dev),
-        max_threads_per_program=dev.max_work_group_size,
-        shared_memory_bytes=dev.local_mem_size,
-        local_memory_bytes=dev.local_mem_size,
+        max_threads_per_program=_lowered(LIMIT_WORK_GROUP_ENV, dev.max_work_group_size),
+        shared_memory_bytes=local_mem,
+        local_memory_bytes=local_mem,
         vector_width_bits=max(128, 32 * dev.preferred_vector_width_float),
         num_compute_units=dev.max_compute_units,
         supported_dtypes=frozenset(dtypes),
@@ -239,6 +255,36 @@ def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     return prg
 
 
+#: programs built at compile time, by (device, source, options): `make_cl` builds a kernel to ask its work-group size
+#: and `make_clbin` then packs the same build (a few recent ones are kept; one compile is in flight per thread)
+_RECENT_BUILDS: dict[tuple[int, str, tuple[str, ...]], Any] = {}
+_RECENT_LOCK = threading.Lock()
+_RECENT_MAX = 8
+
+
+def _build_for_compile(dev: Any, source: str, name: str, options: list[str]) -> Any:
+    key = (dev.int_ptr, hashlib.sha256(source.encode()).hexdigest(), tuple(options))
+    with _RECENT_LOCK:
+        prg = _RECENT_BUILDS.get(key)
+    if prg is None:
+        prg = build_program(dev, source, name, options)
+        with _RECENT_LOCK:
+            _RECENT_BUILDS[key] = prg
+            while len(_RECENT_BUILDS) > _RECENT_MAX:
+                _RECENT_BUILDS.pop(next(iter(_RECENT_BUILDS)))
+    return prg
+
+
+def kernel_work_group_size(arch: str, source: str, name: str, entry: str) -> int:
+    """The most work-items per work-group the device of `arch` runs kernel `entry` of `source` with
+    (CL_KERNEL_WORK_GROUP_SIZE): known only after a build, since it depends on the kernel's register use."""
+    pyopencl = cl()
+    dev = device_for_arch(arch)
+    prg = _build_for_compile(dev, source, name, build_options(features_of(dev)))
+    kernel = pyopencl.Kernel(prg, entry)
+    return int(kernel.get_work_group_info(pyopencl.kernel_work_group_info.WORK_GROUP_SIZE, dev))
+
+
 def _build_log(prg: Any, dev: Any) -> str:
     try:
         return prg.get_build_info(dev, cl().program_build_info.LOG)
@@ -257,7 +303,7 @@ def build_container(arch: str, source: str, name: str, local_size: int, entry: s
     answers in milliseconds."""
     dev = device_for_arch(arch)
     options = build_options(features_of(dev))
-    prg = build_program(dev, source, name, options)
+    prg = _build_for_compile(dev, source, name, options)
     # PoCL's binaries are never asked for: reading them segfaults PoCL for some programs (FlagGems' sort kernel)
     binary = b"" if is_pocl(dev) else (prg.binaries[0] if prg.binaries else b"")
     header = json.dumps(
@@ -321,8 +367,8 @@ def load_kernel(blob: bytes) -> LoadedKernel:
     if local_size > wg:
         raise ToolError(
             f"[opencl] kernel {header['name']!r} needs work-groups of {local_size} work-items but "
-            f"{_label(dev)!r} can run it with at most {wg} (too many registers); lower num_warps or the "
-            f"block sizes"
+            f"{_label(dev)!r} can run it with at most {wg}: it was compiled for another device or driver, "
+            f"whose limit the compile adapted to (metadata opencl_adapted); compile it for this one"
         )
     return LoadedKernel(cached, kernel, header["name"], dev, threading.Lock(), wg, local_size)
 
@@ -351,6 +397,8 @@ class DeviceRuntime:
         self.zero_copy = bool(dev.host_unified_memory) and self._probe_zero_copy()
         self._host_buffers: dict[tuple[int, int], Any] = {}
         self._pool: dict[int, list[Any]] = {}
+        #: the global scratch of kernels whose scratch exceeds local memory (`scratch`), grown as needed, reused
+        self._scratch: Any = None
         self.lock = threading.Lock()
 
     def _probe_zero_copy(self) -> bool:
@@ -399,6 +447,27 @@ class DeviceRuntime:
 
     def release(self, buf: Any) -> None:
         self._pool.setdefault(buf.size, []).append(buf)
+
+    # global scratch ------------------------------------------------------------------------------------------------
+    def scratch(self, kernel: str, programs: int, per_program: int) -> Any:
+        """A device buffer of `programs` × `per_program` bytes: one region per program of a kernel whose scratch
+        area is in global memory (metadata `global_scratch_size`). One buffer per device, grown to the largest
+        launch so far and reused: launches hold the runtime's lock and run in order on its queue, and every
+        program writes its region before reading it."""
+        nbytes = programs * per_program
+        limit = int(self.device.max_mem_alloc_size)
+        if nbytes > limit:
+            raise ToolError(
+                f"[opencl] kernel {kernel!r} keeps its scratch area in global memory ({per_program} bytes per "
+                f"program; the device's local memory is too small) and a grid of {programs} programs needs "
+                f"{nbytes} bytes of it; {_label(self.device)!r} allocates at most {limit} bytes in one buffer "
+                f"(CL_DEVICE_MAX_MEM_ALLOC_SIZE): launch fewer programs or use smaller blocks"
+            )
+        if self._scratch is None or self._scratch.size < nbytes:
+            size = min(limit, max(1 << 16, 1 << (nbytes - 1).bit_length()))
+            self._scratch = None  # released before the larger one is made
+            self._scratch = cl().Buffer(self.context, cl().mem_flags.READ_WRITE, size)
+        return self._scratch
 
 
 _RUNTIMES: dict[int, DeviceRuntime] = {}

@@ -15,6 +15,11 @@ barriers — and the loop reads it there. Reductions, scans and `tl.dot` go thro
 All control flow is uniform across the work-group (every scalar is computed identically by every work-item; scalar
 atomics and volatile scalar loads are done by work-item 0 and broadcast through local memory), so barriers inside
 loops and branches are safe.
+
+Where the scratch area is, is a render decision (`scratch_space`): local memory by default; global memory (this
+program's region of a buffer the launcher passes) when the kernel needs more scratch than the device's local memory
+holds. The rules address it only through `local_array` and order it only through `barrier`, so both spaces render
+from the same rules; in global memory the barriers also fence global memory.
 """
 
 from __future__ import annotations
@@ -35,6 +40,10 @@ from .language import CStyleLanguage
 
 #: scratch offsets are aligned to this many bytes
 ALIGN = 16
+#: the scratch area in the work-group's local memory
+SCRATCH_LOCAL = "local"
+#: the scratch area in a per-program region of a global buffer (a kernel whose scratch exceeds local memory)
+SCRATCH_GLOBAL = "global"
 #: tile loops of at most this many register slots are unrolled (longer ones, on devices with few work-items per
 #: program, stay loops for the compiler to vectorize)
 MAX_UNROLL = 32
@@ -153,7 +162,10 @@ class RenderContext:
         device: str,
         fp_fusion: bool = True,
         vector_bits: int = 128,
+        scratch_space: str = SCRATCH_LOCAL,
     ) -> None:
+        if scratch_space not in (SCRATCH_LOCAL, SCRATCH_GLOBAL):
+            raise ValueError(f"scratch_space must be {SCRATCH_LOCAL!r} or {SCRATCH_GLOBAL!r}, got {scratch_space!r}")
         self.rules = rules
         self.lang = lang
         self.L = local_size
@@ -162,6 +174,8 @@ class RenderContext:
         self.fp_fusion = fp_fusion
         #: the device's vector width (TargetDescriptor.vector_width_bits): the shared tile model's vector plans
         self.vector_bits = vector_bits
+        #: where the scratch area `tb_smem` lives (SCRATCH_LOCAL or SCRATCH_GLOBAL)
+        self.scratch_space = scratch_space
         self.backend = rules.backend
         self.values: dict[Value, Any] = {}
         self._lines: list[list[str]] = [[]]
@@ -314,7 +328,7 @@ class RenderContext:
         """Consecutive elements a work-item holds per run in the canonical layout of `shape` (VEC or 1)."""
         return VEC if self.L > 1 and len(shape) == 1 and numel(shape) >= VEC * self.L else 1
 
-    # ---- local memory --------------------------------------------------------------------------------------------
+    # ---- the scratch area (local memory, or global memory where it does not fit) -----------------------------------
 
     def alloc(self, nbytes: int) -> int:
         off = self.scratch_top
@@ -322,8 +336,14 @@ class RenderContext:
         self.scratch_max = max(self.scratch_max, self.scratch_top)
         return off
 
+    @property
+    def scratch_qual(self) -> str:
+        """The address-space qualifier of the scratch area."""
+        return self.lang.global_qual if self.scratch_space == SCRATCH_GLOBAL else self.lang.local_qual
+
     def local_array(self, ctype: str, offset: int) -> str:
-        return f"(({self.lang.local_qual}{ctype} *)(tb_smem + {offset}))"
+        """The scratch area at byte `offset` as an array of `ctype`, shared by the work-group."""
+        return f"(({self.scratch_qual}{ctype} *)(tb_smem + {offset}))"
 
     def published(self, t: Tile) -> str:
         """Local-memory copy of register tile `t`, written before the loop now being built."""
@@ -338,7 +358,8 @@ class RenderContext:
         return self.local_array(t.ctype, off)
 
     def barrier(self) -> None:
-        self.emit(self.lang.barrier)
+        """A work-group barrier ordering the scratch area's accesses (global ones too when it is in global memory)."""
+        self.emit(self.lang.full_barrier if self.scratch_space == SCRATCH_GLOBAL else self.lang.barrier)
 
     def write_scratch(self, x: Any, shape: tuple[int, ...], ctype: str, offset: int) -> str:
         """Write every element of `x` (viewed at `shape`) to local memory at `offset`; returns the array."""
