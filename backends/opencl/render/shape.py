@@ -96,7 +96,15 @@ def render_reshape(ctx: RenderContext, op: Op) -> None:
         _result_tile(ctx, op, lambda idx: x, 0, True)
         return
     cost, index_only = _src_info(ctx, x)
-    _result_tile(ctx, op, lambda idx: ctx.element(x, idx.reshaped(src_shape)), cost, index_only)
+    # a 1-D tile of >= VEC*L elements is held in runs of VEC, other shapes element-strided: where the two layouts
+    # differ, the result's register slot is not the source's (the element is found by its linear index)
+    same_layout = ctx.vec_of(src_shape) == ctx.vec_of(op.result.type.shape)
+
+    def gen(idx: Idx) -> str:
+        src_idx = idx.reshaped(src_shape) if same_layout else Idx(src_shape, lin=idx.lin)
+        return ctx.element(x, src_idx)
+
+    _result_tile(ctx, op, gen, cost, index_only)
 
 
 @RULES.register(O.Trans)
