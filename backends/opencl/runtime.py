@@ -23,6 +23,7 @@ from triton_backend_sdk.errors import SDKError, ToolError
 
 from .clock import clock_features
 from .compiler import CPU_FEATURE
+from .fences import fence_features
 
 NAME = "opencl"
 BUILD_OPTIONS = ("-cl-std=CL1.2",)
@@ -146,6 +147,7 @@ def features_of(dev: Any) -> tuple[str, ...]:
     if dev.single_fp_config & pyopencl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT:
         feats.add("correctly_rounded_divide_sqrt")
     feats |= clock_features(dev, bool(dev.type & pyopencl.device_type.CPU), is_pocl(dev))  # timed atomic_poll
+    feats |= fence_features(dev)  # device-scope acquire/release on NVIDIA (fences.py)
     return tuple(sorted(feats))
 
 

@@ -198,7 +198,12 @@ def render_cond_br(ctx: RenderContext, op: O.CondBr) -> None:
 
 @RULES.register(O.Barrier)
 def render_barrier(ctx: RenderContext, op: O.Barrier) -> None:
-    """`tl.debug_barrier()`: the work-group barrier, ordering global as well as local memory."""
+    """`tl.debug_barrier()`: the work-group barrier, ordering global as well as local memory; with a device-scope
+    fence first where the device has one, so stores before it are seen by other work-groups that take a lock the
+    group releases after it (upstream test_atomic_cas's relaxed lock)."""
+    fence = ctx.lang.device_fence(ctx.features)
+    if fence:
+        ctx.emit(fence)
     ctx.emit(ctx.lang.full_barrier)
 
 

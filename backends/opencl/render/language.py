@@ -62,6 +62,9 @@ class CStyleLanguage:
     full_barrier: str = ""
     #: a fence around atomics with acquire/release semantics
     global_fence: str = ""
+    #: (descriptor feature, statement) of device-scope fences a device compiler takes beside `global_fence`, which
+    #: may order memory only as the work-group sees it; the first the device has is used (`device_fence`)
+    device_fences: tuple[tuple[str, str], ...] = ()
     local_id: str = ""
     group_id: str = ""  # format with {axis}
     num_groups: str = ""  # format with {axis}
@@ -105,6 +108,11 @@ class CStyleLanguage:
     def clock(self, features: frozenset[str]) -> DeviceClock | None:
         """The first of `clocks` whose feature the device has, or None: the device has no clock to read."""
         return next((c for c in self.clocks if c.feature in features), None)
+
+    def device_fence(self, features: frozenset[str]) -> str | None:
+        """A fence ordering global memory for every work-group of the device, where the device has one of
+        `device_fences`; None where `global_fence` is all there is."""
+        return next((stmt for feature, stmt in self.device_fences if feature in features), None)
 
     def printf(self, fmt: str, *args: str) -> str:
         """A call printing `fmt` (the body of a C string literal) with `args`."""
@@ -168,6 +176,15 @@ _OPENCL_CLOCKS = (
     DeviceClock(CLOCK_CYCLE_COUNTER, "{out} = __builtin_readcyclecounter();", cycles=True),
 )
 
+#: descriptor features of NVIDIA's device-scope fences (backends/opencl/fences.py): its OpenCL compiles mem_fence to
+#: `membar.cta`, which leaves another SM's L1 stale, so acquire/release between work-groups is inline PTX
+FENCE_PTX_ACQ_REL = "fence_ptx_acq_rel_gpu"  # sm_70 and later
+FENCE_PTX_MEMBAR_GL = "fence_ptx_membar_gl"  # any NVIDIA GPU (fence.sc.gpu on sm_70+)
+_OPENCL_DEVICE_FENCES = (
+    (FENCE_PTX_ACQ_REL, 'asm volatile("fence.acq_rel.gpu;" ::: "memory");'),
+    (FENCE_PTX_MEMBAR_GL, 'asm volatile("membar.gl;" ::: "memory");'),
+)
+
 
 @dataclass(frozen=True)
 class OpenCLLanguage(CStyleLanguage):
@@ -178,6 +195,7 @@ class OpenCLLanguage(CStyleLanguage):
     barrier: str = "barrier(CLK_LOCAL_MEM_FENCE);"
     full_barrier: str = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
     global_fence: str = "mem_fence(CLK_GLOBAL_MEM_FENCE);"
+    device_fences: tuple[tuple[str, str], ...] = _OPENCL_DEVICE_FENCES
     local_id: str = "(uint)get_local_id(0)"
     group_id: str = "(int)get_group_id({axis})"
     num_groups: str = "(int)get_num_groups({axis})"

@@ -2,8 +2,9 @@
 
 Masked-off elements are never touched: a load is `mask ? *p : other` (C evaluates only the chosen operand) and a
 store is done under `if (mask)`. Stores and atomics are done by the work-item that owns the element, scalar ones by
-work-item 0. Atomics follow Triton's memory semantics with global fences around OpenCL 1.2's relaxed atomics; float
-atomic add, which OpenCL 1.2 lacks, is a compare-and-swap loop.
+work-item 0. Atomics follow Triton's memory semantics with global fences around OpenCL 1.2's relaxed atomics (the
+device's own device-scope fence where it has one: language.device_fence); float atomic add, which OpenCL 1.2 lacks,
+is a compare-and-swap loop.
 """
 
 from __future__ import annotations
@@ -279,7 +280,7 @@ def _cas_expr(ctx: RenderContext, op: O.AtomicCAS, t: Type, p: str, c: str, v: s
 def _fenced(ctx: RenderContext, sem: MemSemantic, stmt: str) -> str:
     before = sem in (MemSemantic.RELEASE, MemSemantic.ACQUIRE_RELEASE)
     after = sem in (MemSemantic.ACQUIRE, MemSemantic.ACQUIRE_RELEASE)
-    fence = ctx.lang.global_fence
+    fence = ctx.lang.device_fence(ctx.features) or ctx.lang.global_fence
     return f"{fence + ' ' if before else ''}{stmt}{' ' + fence if after else ''}"
 
 
