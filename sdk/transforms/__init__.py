@@ -33,7 +33,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     # first: every later pass sees a tensor-passing noinline function's body at its call sites
     passes: list[IRPass] = [InlineTensorCalls(), MathLibrary(rules=rules)]
     if not native(O.DotScaled):
-        passes.append(DecomposeDotScaled())
+        passes.append(DecomposeDotScaled(accumulate_f64="fp64" in descriptor.supported_dtypes))
     if not native(O.AtomicPoll):  # before the atomic loads it expands into are themselves lowered
         passes.append(AtomicPoll(clock=rules is None or native(ClockNs)))
     if not (native(O.AtomicLoad) and native(O.AtomicStore)):

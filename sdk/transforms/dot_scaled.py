@@ -7,8 +7,15 @@ the shapes), or an fp8 value (nvfp4's e4m3 scales). Like Triton's own decomposit
 (DecomposeScaledBlocked): the operand is upcast, multiplied by its scale broadcast along K, an e8m0 byte of 255 gives
 NaN unless `fastMath`, and a scale byte of 0 gives 0 (the byte is placed in a float's exponent field). The upcast
 values are computed in f32, where they are exact (fp4/fp8 significands have at most 3 bits, times a power of two
-inside f32's range), then `tt.dot` multiplies them with f32 accumulation; Triton's GPU path computes them in bf16/fp16
-instead, which gives the same values except where fp16's narrower range overflows or rounds.
+inside f32's range), then `tt.dot` multiplies them; Triton's GPU path computes them in bf16/fp16 instead, which gives
+the same values except where fp16's narrower range overflows or rounds.
+
+On a device with f64 (`accumulate_f64`, from the descriptor) the dot accumulates in f64 and rounds once to f32: every
+product of two upcast values is exact (at most 11 + 11 significant bits), so the sum is exact to 2^-53 of the sum of
+|products| and the result is the correctly rounded one, in any order on any backend. An f32 accumulation is not: the
+scales reach 2^15, so a row's partial sums reach 10^5-10^8 while results cancel to ~1, and one f32 ulp of a partial
+sum (0.03-32 there) is worth several bf16 ulps of the result — upstream test_scaled_dot saw 1-element failures from
+it on both sides of the comparison (tools/check_upstream_reference.py). Without f64 the dot accumulates in f32.
 
 Everything is built from ops both backends already render: integer bit ops, casts, `tt.fp_to_fp`, join/trans/
 reshape/expand_dims/broadcast and `tt.dot`.
@@ -21,7 +28,7 @@ from ..ir import ops as O
 from ..ir.attrs import BoolAttr, IntegerAttr, StringAttr
 from ..ir.core import Module, Op, Value
 from ..ir.enums import CmpIPredicate, EnumAttr, InputPrecision
-from ..ir.types import FloatKind, FloatType, IntType, TensorType, Type, f32, i32
+from ..ir.types import FloatKind, FloatType, IntType, TensorType, f32, f64, i32
 from ..pipeline import IRPass, PassContext
 from .build import Builder, replace
 
@@ -153,8 +160,8 @@ def _operand(bld: Builder, side: _Side, scale: Value | None, nan_check: bool) ->
     return bld.binary(O.MulF, x, _broadcast_scale(bld, _scale_f32(bld, scale, nan_check), side))
 
 
-def decompose(op: Op) -> None:
-    """Rewrite one `tt.dot_scaled` in place."""
+def decompose(op: Op, accumulate_f64: bool = False) -> None:
+    """Rewrite one `tt.dot_scaled` in place (`accumulate_f64`: module docstring)."""
     kinds = (_format(op, "a_elem_type"), _format(op, "b_elem_type"))
     packs = (_flag(op, "lhs_k_pack", True), _flag(op, "rhs_k_pack", True))
     a, sa, b, sb, acc = op.a, op.a_scale, op.b, op.b_scale, op.c
@@ -165,9 +172,15 @@ def decompose(op: Op) -> None:
     bld = Builder(op)
     lhs = _operand(bld, _Side(op, a, kinds[0], packs[0], True), sa, nan_check)
     rhs = _operand(bld, _Side(op, b, kinds[1], packs[1], False), sb, nan_check)
-    acc32 = acc if acc.type.element == f32 else bld.cast(O.ExtF, acc, f32)
-    out_t: Type = TensorType(res_t.shape, f32)
-    out = bld.make(O.Dot, [lhs, rhs, acc32], out_t, inputPrecision=EnumAttr(InputPrecision.IEEE))
+    acc_t = f64 if accumulate_f64 else f32
+    if accumulate_f64:
+        lhs, rhs = bld.cast(O.ExtF, lhs, f64), bld.cast(O.ExtF, rhs, f64)
+    wide = acc if acc.type.element == acc_t else bld.cast(O.ExtF, acc, acc_t)
+    out = bld.make(
+        O.Dot, [lhs, rhs, wide], TensorType(res_t.shape, acc_t), inputPrecision=EnumAttr(InputPrecision.IEEE)
+    )
+    if accumulate_f64:
+        out = bld.cast(O.TruncF, out, f32)
     if res_t.element != f32:
         out = bld.cast(O.TruncF, out, res_t.element)
     replace(op, [out])
@@ -176,7 +189,10 @@ def decompose(op: Op) -> None:
 class DecomposeDotScaled(IRPass):
     name = "decompose-dot-scaled"
 
+    def __init__(self, accumulate_f64: bool = False) -> None:
+        self.accumulate_f64 = accumulate_f64
+
     def run(self, module: Module, ctx: PassContext) -> None:
         for op in list(module.walk()):
             if isinstance(op, O.DotScaled):
-                decompose(op)
+                decompose(op, self.accumulate_f64)
