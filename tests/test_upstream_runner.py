@@ -55,6 +55,7 @@ def test_manifest_parse_and_match():
         ("test_core.py::test_a*  # gpu-ir", "expected"),
         ("test_core.py::test_a*  # gpu-ir:   ", "expected"),
         ("test_a test_b  # gpu-ir: two patterns", "expected"),
+        ("test_core.py::test_dot[*]  # inexact-reference: ref is off", "one test id"),
     ],
 )
 def test_manifest_rejects(line, why):
