@@ -17,6 +17,7 @@
 #   - Triton 3.6 has no TRITON_DEFAULT_BACKEND: a pytest plugin given in PYTEST_ADDOPTS calls
 #     driver.set_active(opencl's driver) in every pytest process, so CUDA's driver never runs the tests;
 #   - `--device cpu` (the runner's): opencl takes host torch tensors and copies them to and from its OpenCL buffers;
+#   - OFFSET=I starts the sample at the I-th test (SAMPLE=2 OFFSET=0 and OFFSET=1 cover the suite once);
 #   - unless SAMPLE is given, a probe run of every PROBE-th test measures the rate; the main run takes every S-th test, S chosen so that it
 #     ends inside BUDGET (S=1 runs all of them), and is stopped with SIGINT at the limit (pytest still writes junit).
 # Outputs: $OUT/junit.xml.gz, upstream.json (the runner's report), table.txt (counts and the table by test function),
@@ -102,7 +103,7 @@ fi
 S=${S:-8}
 
 # ---- main run (SIGINT at the limit: pytest writes junit for what ran, classified below with --from-junit) ----------
-timeout -s INT -k 20 $(( $(left) - 25 )) "${CLI[@]}" --sample "$S" --work-dir "$WORK/main" --junit "$OUT/junit.xml" \
+timeout -s INT -k 20 $(( $(left) - 25 )) "${CLI[@]}" --sample "$S" --sample-offset "${OFFSET:-0}" --work-dir "$WORK/main" --junit "$OUT/junit.xml" \
   --json "$OUT/upstream.json" --readme-table --all-functions > "$OUT/table.txt" 2>&1
 echo "main run exit $?"
 if [ ! -s "$OUT/upstream.json" ] && [ -s "$OUT/junit.xml" ]; then
