@@ -12,27 +12,19 @@ import abc
 import functools
 import hashlib
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
 
 from . import __version__
-from .descriptor import TargetDescriptor
 from .errors import UnsupportedError
-from .ir.core import Module
-from .lowering import RuleTable
 from .options import Options
-from .pipeline import (
-    TTIR_PREFIX,
-    IRPass,
-    PassContext,
-    PassManager,
-    Pipeline,
-    Stage,
-    injection_identity,
-    injections_for,
-    triton_passes_at,
-)
+
+if TYPE_CHECKING:  # `import triton` imports this module: the IR and the pipeline load with the first compile
+    from .descriptor import TargetDescriptor
+    from .ir.core import Module
+    from .lowering import RuleTable
+    from .pipeline import IRPass, Pipeline, Stage
 
 
 class CompileState:
@@ -125,6 +117,7 @@ class TargetBackend(BaseBackend):
 
         Cached per backend object; Triton makes a new one after the plugin registry changes (see plugins.invalidate).
         """
+        from .pipeline import injection_identity
         from .plugins import identity
 
         plugins = identity(self.name)
@@ -159,6 +152,8 @@ class TargetBackend(BaseBackend):
     def add_stages(self, stages: dict, options: Options, language: Language = Language.TRITON) -> None:
         if language != Language.TRITON:
             raise UnsupportedError(self.name, f"source language {language.name} (SDK backends compile Triton only)")
+        from .pipeline import injections_for
+
         state = CompileState(self, options)
         pipeline = self.make_pipeline(state, options)
         injections = injections_for(self.name)
@@ -172,6 +167,8 @@ class TargetBackend(BaseBackend):
     # ---- the SDK's stages --------------------------------------------------------------------------------------
 
     def make_pipeline(self, state: CompileState, options: Options) -> Pipeline:
+        from .pipeline import Pipeline, Stage
+
         return Pipeline(
             [
                 Stage("ttir", lambda src, md: self.make_ttir(src, md, options)),
@@ -201,6 +198,8 @@ class TargetBackend(BaseBackend):
 
     def ttir_passes(self, pm: Any, options: Options) -> None:
         """Add the TTIR pass table to `pm`, with the Triton C++ passes injected at its points."""
+        from .pipeline import TTIR_PREFIX, injections_for, triton_passes_at
+
         injections = injections_for(self.name)
         table = self.ttir_pass_table(options)
         names = [n for n, _ in table] + ["end"]
@@ -231,6 +230,7 @@ class TargetBackend(BaseBackend):
 
     def make_sdkir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
         from .ir import verify
+        from .pipeline import PassContext, PassManager, injections_for
 
         module = state.module_for(src)
         kernel = _kernel_func(module, self.name)
@@ -250,6 +250,8 @@ class TargetBackend(BaseBackend):
 
     def _run_ir_pass(self, state: CompileState, options: Options, p: IRPass, src: Any, metadata: dict) -> Any:
         """Run an injected IR pass at a stage point: on the SDK IR of `src`, returning the new text."""
+        from .pipeline import PassContext
+
         module = state.module_for(src)
         p.run(module, PassContext(options, self.descriptor, metadata))
         return state.remember(module)

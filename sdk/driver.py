@@ -12,11 +12,12 @@ import abc
 import functools
 import os
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from triton.backends.driver import DriverBase
 
-from .descriptor import TargetDescriptor
+if TYPE_CHECKING:
+    from .descriptor import TargetDescriptor
 
 
 def activate(drv: Any) -> Any:

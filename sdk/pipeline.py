@@ -21,11 +21,12 @@ import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from .descriptor import TargetDescriptor
-from .ir.core import Module
-from .options import Options
+if TYPE_CHECKING:
+    from .descriptor import TargetDescriptor
+    from .ir.core import Module
+    from .options import Options
 
 StageFn = Callable[[Any, dict], Any]
 Hook = Callable[[Any, dict], Any]

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend
-from triton_backend_sdk.descriptor import TargetDescriptor
-from triton_backend_sdk.lowering import RuleTable
-from triton_backend_sdk.options import Options
-from triton_backend_sdk.pipeline import IRPass, Stage
+
+if TYPE_CHECKING:  # `import triton` imports this module: descriptor, rules and pipeline load when first used
+    from triton_backend_sdk.descriptor import TargetDescriptor
+    from triton_backend_sdk.lowering import RuleTable
+    from triton_backend_sdk.options import Options
+    from triton_backend_sdk.pipeline import IRPass, Stage
 
 NAME = "cpu_ref"
 
@@ -30,6 +32,8 @@ def _vector_bits(features: tuple[str, ...]) -> int:
 
 @functools.cache
 def host_descriptor() -> TargetDescriptor:
+    from triton_backend_sdk.descriptor import TargetDescriptor
+
     from .llvm import host_cpu
 
     cpu, feature_str = host_cpu()
@@ -53,6 +57,8 @@ class CPURefBackend(TargetBackend):
 
     @classmethod
     def describe(cls, target: GPUTarget | None = None) -> TargetDescriptor:
+        from triton_backend_sdk.descriptor import TargetDescriptor
+
         host = host_descriptor()
         if target is None or str(target.arch) == host.arch:
             return host
@@ -90,6 +96,8 @@ class CPURefBackend(TargetBackend):
         return super().make_sdkir(src, metadata, state, options)
 
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
+        from triton_backend_sdk.pipeline import Stage
+
         return [
             Stage("llir", lambda src, md: self.make_llir(src, md, state, options)),
             Stage("obj", lambda src, md: self.make_obj(src, md, options)),

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend, _kernel_func
-from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.errors import OptionsError
-from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
-from triton_backend_sdk.pipeline import Stage
+
+if TYPE_CHECKING:  # `import triton` imports this module: descriptor, rules and pipeline load when first used
+    from triton_backend_sdk.descriptor import TargetDescriptor
+    from triton_backend_sdk.lowering import RuleTable
+    from triton_backend_sdk.pipeline import Stage
 
 NAME = "opencl"
 #: descriptor feature of a CPU device (one work-item per program; set by runtime.describe, read by the renderer)
@@ -71,6 +73,8 @@ class OpenCLBackend(TargetBackend):
         return super().parse_options(options)
 
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
+        from triton_backend_sdk.pipeline import Stage
+
         return [
             Stage("cl", lambda src, md: self.make_cl(src, md, state, options)),
             Stage("clbin", lambda src, md: self.make_clbin(src, md, options)),
