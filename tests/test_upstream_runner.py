@@ -228,9 +228,9 @@ def test_cli_missing_source_and_bad_manifest(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_text("test_core.py::test_a*  # todo: later\n")
     src = _fake_tree(tmp_path / "triton")
-    assert main(["upstream-tests", "--triton-src", str(src), "--backend", "x", "--manifest", str(bad)]) == 2
+    assert main(["upstream-tests", "--triton-src", str(src), "--backend", "cpu_ref", "--manifest", str(bad)]) == 2
     assert "not a by-design reason" in capsys.readouterr().err
-    assert main(["upstream-tests", "--triton-src", str(tmp_path / "nothing"), "--backend", "x"]) == 2
+    assert main(["upstream-tests", "--triton-src", str(tmp_path / "nothing"), "--backend", "cpu_ref"]) == 2
     assert "neither a Triton checkout" in capsys.readouterr().err
 
 
