@@ -6,14 +6,18 @@ Imported only when a kernel is compiled or loaded, so that `import triton` stays
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import threading
+import weakref
 
 import llvmlite.binding as llvm
 from triton_backend_sdk.errors import ToolError
 
 _lock = threading.Lock()
 _lib_ids = itertools.count()
+#: (name, sha256 of the object, imported symbols) -> the library linked from them, while anything holds it
+_loaded: weakref.WeakValueDictionary[tuple, LoadedObject] = weakref.WeakValueDictionary()
 
 
 @functools.cache
@@ -82,25 +86,40 @@ def _jit() -> llvm.LLJIT:
 
 
 def load_object(name: str, obj: bytes) -> LoadedObject:
-    """Link a kernel object into the JIT. Its external calls resolve against the process (libm) and the symbols of
-    the active native plugins (plugin.h), which are imported explicitly since plugins are dlopen()ed RTLD_LOCAL."""
+    """Link a kernel object into the JIT, once per distinct object while it is held: a second load of the same bytes
+    returns the library already linked. Triton's lazy `CompiledKernel._init_handles` takes no lock, so threads making
+    the first launches of one kernel each load its binary and each overwrites `kernel.module`; a fresh library per
+    load would be unmapped (ResourceTracker disposal) under a thread still running the one it replaced.
+
+    External calls resolve against the process (libm) and the symbols of the active native plugins (plugin.h),
+    which are imported explicitly since plugins are dlopen()ed RTLD_LOCAL."""
     from triton_backend_sdk.plugins import native_symbols
 
-    builder = llvm.JITLibraryBuilder().add_object_img(obj).export_symbol(name)
     symbols = native_symbols()
+    key = (name, hashlib.sha256(obj).digest(), tuple(sorted(symbols.items())))
+    with _lock:
+        loaded = _loaded.get(key)
+        if loaded is None:
+            loaded = _link(name, obj, symbols)
+            _loaded[key] = loaded
+        return loaded
+
+
+def _link(name: str, obj: bytes, symbols: dict[str, int]) -> LoadedObject:
+    """Called with `_lock` held."""
+    builder = llvm.JITLibraryBuilder().add_object_img(obj).export_symbol(name)
     for sym, address in symbols.items():
         builder.import_symbol(sym, address)
-    with _lock:
-        try:
-            lib = builder.link(_jit(), f"{name}.{next(_lib_ids)}")
-        except RuntimeError as e:
-            missing = [s for s in undefined_symbols(obj) if s not in symbols and not _in_process(s)]
-            raise ToolError(
-                f"cpu_ref: cannot link kernel {name!r}: unresolved symbols {missing or '?'} ({e})\n"
-                f"  symbols from active native plugins: {sorted(symbols) or 'none'} (extern_elementwise "
-                f"symbols resolve against these and the process; see triton_backend_sdk.plugins)"
-            ) from e
-        return LoadedObject(lib, lib[name])
+    try:
+        lib = builder.link(_jit(), f"{name}.{next(_lib_ids)}")
+    except RuntimeError as e:
+        missing = [s for s in undefined_symbols(obj) if s not in symbols and not _in_process(s)]
+        raise ToolError(
+            f"cpu_ref: cannot link kernel {name!r}: unresolved symbols {missing or '?'} ({e})\n"
+            f"  symbols from active native plugins: {sorted(symbols) or 'none'} (extern_elementwise "
+            f"symbols resolve against these and the process; see triton_backend_sdk.plugins)"
+        ) from e
+    return LoadedObject(lib, lib[name])
 
 
 def _in_process(symbol: str) -> bool:
