@@ -1,21 +1,21 @@
 """Raising `tl.device_assert` failures in Python: a launcher wrapper for kernels that contain `tt.assert`.
 
-A failing program records the launch's first failure in its module's assert state and returns (codegen/debug.py);
-the entry then starts no further programs. After the launch this wrapper reads the state, clears it for the next
-launch and raises `AssertionError` with the message, the kernel source location and the failing program's id. The
-state's address comes from the entry's control call (`start == -1`, see codegen/program.py). Import-light: ctypes.
+Each launch gets its own assert state, passed as the kernel's hidden last argument (codegen/program.py). A failing
+program records the launch's first failure there and returns (codegen/debug.py); the entry then starts no further
+programs. After the launch this wrapper reads the state and raises `AssertionError` with the message, the kernel
+source location and the failing program's id. A state per launch, not per kernel or module, is what keeps
+concurrent launches apart: with one shared state a failure was lost when another thread's launch cleared it first,
+or raised in a thread whose own launch had not failed. Import-light: ctypes.
 """
 
 from __future__ import annotations
 
 import ctypes
-import threading
 from typing import Any
 
-_lock = threading.Lock()
-_ENTRY = ctypes.CFUNCTYPE(
-    None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64, ctypes.c_int64
-)
+#: name of the hidden launcher parameter, for the native launcher's messages
+STATE_PARAM = "<assert state>"
+FIXED = 9  # gx, gy, gz, stream, function, packed_metadata, launch_metadata, enter hook, exit hook
 
 
 class _State(ctypes.Structure):
@@ -31,34 +31,27 @@ class _State(ctypes.Structure):
     ]
 
 
-def _state_of(function: int) -> _State:
-    """Ask the entry where its module's assert state lives (the control call)."""
-    slot = (ctypes.c_void_p * 1)()
-    _ENTRY(function)(ctypes.addressof(slot), 0, 0, 0, -1, -1)
-    return _State.from_address(slot[0])
-
-
 class AssertingLauncher:
-    """Wraps the native launcher: same call convention, plus the assert check after each launch."""
+    """Wraps the native launcher, which was built with one more pointer parameter than the kernel's: same call
+    convention, plus a fresh assert state per launch and the check after it."""
 
-    def __init__(self, native: Any, kernel_name: str) -> None:
+    def __init__(self, native: Any, kernel_name: str, arg_names: list[str]) -> None:
         self.native = native
         self.kernel_name = kernel_name
-        # per launcher, not per entry address: a freed kernel's code address is reused by the next one loaded
-        self._function: int | None = None
-        self._state: _State | None = None
+        self.arg_names = arg_names
 
-    def __call__(self, gx: int, gy: int, gz: int, stream: Any, function: int, *rest: Any) -> None:
-        with _lock:
-            if self._state is None or self._function != int(function):
-                self._state, self._function = _state_of(int(function)), int(function)
-            st = self._state
-        self.native(gx, gy, gz, stream, function, *rest)
+    def __call__(self, *call_args: Any) -> None:
+        if len(call_args) != FIXED + len(self.arg_names):  # the native check would count the hidden parameter
+            raise TypeError(
+                f"Launcher: expected {len(self.arg_names)} kernel arguments ({', '.join(self.arg_names)}), "
+                f"got {len(call_args) - FIXED}"
+            )
+        st = _State()
+        self.native(*call_args, ctypes.addressof(st))
         if st.failed:
             msg = (st.message or b"").decode("utf-8", "replace")
             loc = (st.location or b"").decode("utf-8", "replace")
             pid = (st.pid_x, st.pid_y, st.pid_z)
-            ctypes.memset(ctypes.addressof(st), 0, ctypes.sizeof(st))
             raise AssertionError(f"{loc}: {self.kernel_name}: program {pid}: Assertion `{msg}` failed")
 
     def __getattr__(self, name: str) -> Any:

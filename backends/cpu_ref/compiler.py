@@ -115,13 +115,13 @@ class CPURefBackend(TargetBackend):
 
     def make_llir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
         from .codegen import lower_module
-        from .codegen.debug import ASSERT_STATE
+        from .codegen.program import kernel_may_fail
         from .llvm import optimize
 
         module = state.module_for(src)
         name = metadata["name"]
         llmod = lower_module(module, name, self.rule_table(options), options, self.descriptor)
-        metadata["cpu_ref_asserts"] = ASSERT_STATE in llmod.globals
+        metadata["cpu_ref_asserts"] = kernel_may_fail(module, name)
         return optimize(str(llmod), self.descriptor.arch, self._features(), options.opt_level, name)
 
     def make_obj(self, src: str, metadata: dict, options: Options) -> bytes:

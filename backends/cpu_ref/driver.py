@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_backend_sdk.driver import BinaryModule, SDKDriver
-from triton_backend_sdk.launch import arg_kind, expand_descriptors, make_native_launcher, signature_of
+from triton_backend_sdk.launch import KIND_PTR, arg_kind, expand_descriptors, make_native_launcher, signature_of
 
 
 class CPURefDriver(SDKDriver):
@@ -29,22 +29,31 @@ class CPURefDriver(SDKDriver):
         return BinaryModule(obj, obj.function)
 
     def make_launcher(self, src: Any, metadata: Any) -> Any:
-        native = self._native_launcher(src, metadata)
-        if getattr(metadata, "cpu_ref_asserts", False):
-            from .asserts import AssertingLauncher
-
-            return AssertingLauncher(native, metadata.name)
-        return native
-
-    def _native_launcher(self, src: Any, metadata: Any) -> Any:
-        """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them."""
-        names, types = signature_of(src)
-        if not any(t.startswith("tensordesc") for t in types):
-            return make_native_launcher(src, metadata, self.backend_name)
+        """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them, and
+        a kernel that may fail an assert takes a per-launch assert state last (asserts.py)."""
         from triton_backend_sdk import _native
 
-        from .descriptors import DescriptorLauncher
+        names, types = signature_of(src)
+        asserts = bool(getattr(metadata, "cpu_ref_asserts", False))
+        descriptors = any(t.startswith("tensordesc") for t in types)
+        if not asserts and not descriptors:
+            return make_native_launcher(src, metadata, self.backend_name)
+        arg_names = names
+        positions: set[int] = set()
+        if descriptors:
+            names, types, positions = expand_descriptors(names, types)
+        kinds = [arg_kind(t, self.backend_name) for t in types]
+        if asserts:
+            from .asserts import STATE_PARAM
 
-        names, types, positions = expand_descriptors(names, types)
-        native = _native.Launcher([arg_kind(t, self.backend_name) for t in types], names, backend=self.backend_name)
-        return DescriptorLauncher(native, positions)
+            names, kinds = [*names, STATE_PARAM], [*kinds, KIND_PTR]
+        launcher = _native.Launcher(kinds, names, backend=self.backend_name)
+        if descriptors:
+            from .descriptors import DescriptorLauncher
+
+            launcher = DescriptorLauncher(launcher, positions)
+        if asserts:
+            from .asserts import AssertingLauncher
+
+            launcher = AssertingLauncher(launcher, metadata.name, arg_names)
+        return launcher

@@ -101,6 +101,8 @@ class LoweringContext:
         self.values: dict[Value, Any] = {}
         #: functions that may fail a `tt.assert` (a call to one is followed by an abort check)
         self.may_fail: set[str] = set()
+        #: in a function that may fail: its pointer to the launch's assert state (debug.py), a hidden last parameter
+        self.assert_state: ir.Value | None = None
         #: for bodies of several blocks: LLVM block and argument slots of each SDK block
         self.block_targets: dict[Block, tuple[ir.Block, list[Any]]] = {}
         self.fastmath: tuple[str, ...] = ("contract",) if options.enable_fp_fusion else ()

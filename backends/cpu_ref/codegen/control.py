@@ -23,7 +23,7 @@ from triton_backend_sdk.ir.attrs import OpaqueAttr
 from triton_backend_sdk.ir.core import Block, Value
 
 from .context import LoweringContext, Tile
-from .debug import branch_to_abort, launch_failed
+from .debug import assert_state, branch_to_abort, launch_failed
 from .rules import RULES
 from .types import llvm_type
 
@@ -213,9 +213,11 @@ def lower_call(ctx: LoweringContext, op: O.Call) -> None:
     args = [ctx.get(v) for v in op.operands]
     if any(isinstance(a, Tile) for a in args):
         raise UnsupportedError("cpu_ref", f"passing a tensor to function @{op.callee}: {_SCALAR_CALLS}", op.loc)
-    r = ctx.b.call(fn, [*args, *ctx.program_ids, *ctx.num_programs])
     if op.callee in ctx.may_fail:
+        r = ctx.b.call(fn, [*args, *ctx.program_ids, *ctx.num_programs, assert_state(ctx)])
         branch_to_abort(ctx, launch_failed(ctx))
+    else:
+        r = ctx.b.call(fn, [*args, *ctx.program_ids, *ctx.num_programs])
     if len(op.results) == 1:
         ctx.define(op.result, r)
     else:

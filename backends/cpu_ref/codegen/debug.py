@@ -5,9 +5,12 @@ file descriptor 1, so lines of concurrently running programs never interleave mi
 come out in program order. The format is the CUDA path's: `pid (x, y, z) idx (i, j)<prefix><value>`.
 
 Assert: a failing program records the first failure of the launch (message, source location, program id) in the
-module's assert state with a compare-exchange and returns; the entry loop stops starting programs once the state
+launch's assert state with a compare-exchange and returns; the entry loop stops starting programs once the state
 is set, and the driver (see `backends/cpu_ref/asserts.py`) raises `AssertionError` in Python after the launch. The
-process survives; programs already running on other threads finish normally.
+process survives; programs already running on other threads finish normally. The state belongs to one launch, not
+to the module: the launcher passes a fresh one as a hidden last kernel argument, and every function that may fail
+takes it as a hidden last parameter, so concurrent launches of one kernel (from several Python threads, or of one
+binary loaded once for several kernels) never see each other's failures.
 
 Barriers are no-ops: one program is one thread on the CPU, so every "thread" of a program is already in step.
 So is `tl.assume` (a hint).
@@ -24,9 +27,8 @@ from .context import LoweringContext, Tile
 from .rules import RULES
 from .types import F64, I1, I8, I32, I64, PTR, VOID, bit_width, is_float_type, llvm_type
 
-#: module global holding a launch's first assertion failure; layout known to `asserts.py`
-ASSERT_STATE = "tbs.assert.state"
-#: { i32 failed, i32 pid_x, i32 pid_y, i32 pid_z, ptr message, ptr location }
+#: a launch's first assertion failure, { i32 failed, i32 pid_x, i32 pid_y, i32 pid_z, ptr message, ptr location };
+#: layout known to `asserts.py`
 STATE_TYPE = ir.LiteralStructType([I32, I32, I32, I32, PTR, PTR])
 LINE_BYTES = 512
 
@@ -42,14 +44,11 @@ def cstring(ctx: LoweringContext, text: str, hint: str = "str") -> ir.Value:
     return g
 
 
-def assert_state(module: ir.Module) -> ir.GlobalVariable:
-    g = module.globals.get(ASSERT_STATE)
-    if g is None:
-        g = ir.GlobalVariable(module, STATE_TYPE, name=ASSERT_STATE)
-        g.initializer = ir.Constant(STATE_TYPE, None)
-        g.linkage = "internal"
-        g.type = PTR  # opaque, like every buffer
-    return g
+def assert_state(ctx: LoweringContext) -> ir.Value:
+    """The launch's assert state in the function being lowered (only functions that may fail take one)."""
+    if ctx.assert_state is None:
+        raise AssertionError(f"cpu_ref: {ctx.fn.name} lowers an assert but was not counted among the failing functions")
+    return ctx.assert_state
 
 
 def abort_function(ctx: LoweringContext) -> None:
@@ -75,7 +74,7 @@ def branch_to_abort(ctx: LoweringContext, failed: ir.Value) -> None:
 def launch_failed(ctx: LoweringContext, b: ir.IRBuilder | None = None) -> ir.Value:
     """i1: whether some program of this launch has failed an assertion."""
     b = b or ctx.b
-    state = assert_state(ctx.module)
+    state = assert_state(ctx)
     flag = b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, 0)], source_etype=STATE_TYPE)
     return b.icmp_unsigned("!=", b.load_atomic(flag, "monotonic", 4, typ=I32), ir.Constant(I32, 0))
 
@@ -102,7 +101,7 @@ def lower_assert(ctx: LoweringContext, op: O.Assert) -> None:
     cont = b.append_basic_block("assert.ok")
     b.cbranch(ok, cont, fail)
     b.position_at_end(fail)
-    state = assert_state(ctx.module)
+    state = assert_state(ctx)
     field = lambda i: b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=STATE_TYPE)
     first = b.extract_value(b.cmpxchg(field(0), ir.Constant(I32, 0), ir.Constant(I32, 1), "acq_rel", "acquire"), 1)
     with b.if_then(first):

@@ -4,8 +4,9 @@ Entry ABI (csrc/launcher.cpp): `void NAME(void **args, i32 gx, i32 gy, i32 gz, i
 with linear ids in [start, end); `args[i]` points to runtime argument i. Every `tt.func` body takes its parameters
 followed by the program ids and grid size (x, y, z), so noinline helpers see the same `tl.program_id`.
 
-Kernels with `tt.assert` also answer a control call, `start == -1`: the entry then stores the address of its assert
-state (see `debug.py`) into `args[0]` and returns, which is how the driver finds it. Once an assertion has failed,
+A kernel that may fail a `tt.assert` takes one more, hidden argument after its runtime arguments: `args[n]` points
+to the address of this launch's assert state (see `debug.py`; the driver's `asserts.py` passes a fresh one per
+launch). Every function that may fail takes that pointer as a hidden last parameter. Once an assertion has failed,
 the entry starts no further programs, and a caller returns as soon as a callee that may fail has failed.
 """
 
@@ -20,16 +21,15 @@ from triton_backend_sdk.options import Options
 
 from .context import LoweringContext
 from .control import lower_blocks
-from .debug import ASSERT_STATE
 from .numerics import define_libcalls
 from .types import I1, I8, I32, I64, PTR, VOID, llvm_type, storage_type
 
 PROGRAM_SUFFIX = ".program"
 
 
-def _signature(func: O.Func) -> ir.FunctionType:
+def _signature(func: O.Func, fails: bool) -> ir.FunctionType:
     ft = func.function_type
-    params = [llvm_type(t) for t in ft.inputs] + [I32] * 6
+    params = [llvm_type(t) for t in ft.inputs] + [I32] * 6 + ([PTR] if fails else [])
     if not ft.results:
         ret: ir.Type = VOID
     elif len(ft.results) == 1:
@@ -51,6 +51,11 @@ def may_fail(funcs: list[O.Func]) -> set[str]:
     return failing
 
 
+def kernel_may_fail(module: Module, kernel_name: str) -> bool:
+    """Whether the kernel's entry takes the hidden assert-state argument (the driver then passes one per launch)."""
+    return kernel_name in may_fail([op for op in module.ops if isinstance(op, O.Func)])
+
+
 def lower_module(
     module: Module, kernel_name: str, rules: RuleTable, options: Options, target: TargetDescriptor | None = None
 ) -> ir.Module:
@@ -61,7 +66,7 @@ def lower_module(
     functions: dict[str, ir.Function] = {}
     for f in funcs:
         name = f.sym_name + (PROGRAM_SUFFIX if f.sym_name == kernel_name else "")
-        fn = ir.Function(llmod, _signature(f), name=name)
+        fn = ir.Function(llmod, _signature(f, f.sym_name in failing), name=name)
         fn.linkage = "internal"
         functions[f.sym_name] = fn
     for f in funcs:
@@ -71,6 +76,8 @@ def lower_module(
             llmod, fn, rules, options, list(fn.args[n : n + 3]), list(fn.args[n + 3 : n + 6]), functions, target
         )
         ctx.may_fail = failing
+        if f.sym_name in failing:
+            ctx.assert_state = fn.args[n + 6]
         for a, v in zip(f.args, fn.args[:n]):
             ctx.values[a] = v
         if len(f.regions[0].blocks) > 1:
@@ -82,7 +89,7 @@ def lower_module(
         ctx.finish()
     kernel = next(f for f in funcs if f.sym_name == kernel_name)
     functions[kernel_name].attributes.add("alwaysinline")
-    _entry(llmod, kernel, functions[kernel_name], kernel_name, ASSERT_STATE in llmod.globals)
+    _entry(llmod, kernel, functions[kernel_name], kernel_name, kernel_name in failing)
     define_libcalls(llmod)
     return llmod
 
@@ -92,20 +99,17 @@ def _entry(llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str, as
     fn = ir.Function(llmod, fnty, name=name)
     args_ptr, gx, gy, gz, start, end = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    if asserts:
-        control = fn.append_basic_block("control")
-        run = fn.append_basic_block("run")
-        b.cbranch(b.icmp_signed("==", start, ir.Constant(I64, -1)), control, run)
-        b.position_at_end(control)
-        b.store(llmod.globals[ASSERT_STATE], args_ptr)
-        b.ret_void()
-        b.position_at_end(run)
     params = []
-    for i, t in enumerate(kernel.function_type.inputs):
+    inputs = kernel.function_type.inputs
+    for i, t in enumerate(inputs):
         slot = b.load(b.gep(args_ptr, [ir.Constant(I64, i)], source_etype=PTR), typ=PTR)
         st = storage_type(t)
         v = b.load(slot, typ=st)
         params.append(b.icmp_unsigned("!=", v, ir.Constant(I8, 0)) if llvm_type(t) == I1 else v)
+    state = None
+    if asserts:  # the hidden last argument: this launch's assert state
+        slot = b.load(b.gep(args_ptr, [ir.Constant(I64, len(inputs))], source_etype=PTR), typ=PTR)
+        state = b.load(slot, typ=PTR, name="assert.state")
     loop = fn.append_basic_block("programs")
     done = fn.append_basic_block("done")
     b.cbranch(b.icmp_signed("<", start, end), loop, done)
@@ -118,12 +122,11 @@ def _entry(llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str, as
     rest = b.udiv(lin, gx64)
     py = b.trunc(b.urem(rest, gy64), I32)
     pz = b.trunc(b.udiv(rest, gy64), I32)
-    b.call(program, [*params, px, py, pz, gx, gy, gz])
+    b.call(program, [*params, px, py, pz, gx, gy, gz, *([state] if state is not None else [])])
     nxt = b.add(lin, ir.Constant(I64, 1))
     lin.add_incoming(nxt, b.block)
     more = b.icmp_signed("<", nxt, end)
-    if asserts:
-        state = llmod.globals[ASSERT_STATE]
+    if state is not None:
         flag = b.load_atomic(state, "monotonic", 4, typ=I32)
         more = b.and_(more, b.icmp_unsigned("==", flag, ir.Constant(I32, 0)))
     b.cbranch(more, loop, done)
