@@ -11,6 +11,7 @@ import importlib.metadata
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -135,10 +136,25 @@ def run(
                 flush=True,
             )
         start = time.monotonic()
+        interrupted = False
         with open(log, "w") as out:
-            code = subprocess.run(
-                cmd + selection, check=False, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT
-            ).returncode
+            # its own session: a Ctrl-C or `timeout -s INT` reaches pytest once, forwarded below, not twice
+            proc = subprocess.Popen(
+                cmd + selection, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+            try:
+                code = proc.wait()
+            except KeyboardInterrupt:  # stopped at a time limit: let pytest end its tests and write the JUnit file
+                interrupted = True
+                proc.send_signal(signal.SIGINT)
+                try:
+                    code = proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    raise KeyboardInterrupt from None
+                if not junit_path.exists():
+                    raise
+                code = 1
         seconds = round(time.monotonic() - start, 1)
         if code == 5:
             raise RunError(f"no test matched (-k {k!r})")
@@ -156,6 +172,7 @@ def run(
             "ids_file": ids_file,
             "k": k,
             "seconds": seconds,
+            "interrupted": interrupted,
         }
         hung = set(record.read_text().splitlines()) if record.exists() else set()
         return classify(junit_path, expectations, paths, meta, timed_out=hung)

@@ -103,7 +103,7 @@ fi
 S=${S:-8}
 
 # ---- main run (SIGINT at the limit: pytest writes junit for what ran, classified below with --from-junit) ----------
-timeout -s INT -k 20 $(( $(left) - 25 )) "${CLI[@]}" --sample "$S" --sample-offset "${OFFSET:-0}" --work-dir "$WORK/main" --junit "$OUT/junit.xml" \
+timeout -s INT -k 45 $(( $(left) - 50 )) "${CLI[@]}" --sample "$S" --sample-offset "${OFFSET:-0}" --work-dir "$WORK/main" --junit "$OUT/junit.xml" \
   --json "$OUT/upstream.json" --readme-table --all-functions > "$OUT/table.txt" 2>&1
 echo "main run exit $?"
 if [ ! -s "$OUT/upstream.json" ] && [ -s "$OUT/junit.xml" ]; then
