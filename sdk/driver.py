@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from triton.backends.driver import DriverBase
 
+from .errors import ToolError
+
 if TYPE_CHECKING:
     from .descriptor import TargetDescriptor
 
@@ -141,8 +143,22 @@ class SDKDriver(DriverBase):
     def __init__(self) -> None:
         super().__init__()
         self.utils = SDKUtils(self)
-        self.launcher_cls = self.make_launcher
+        self.launcher_cls = self._checked_launcher
         self._device = 0
+
+    def _checked_launcher(self, src: Any, metadata: Any) -> Any:
+        """`make_launcher`, after checking the kernel was compiled for this backend: a binary of another backend
+        (compiled while it was active) would otherwise fail somewhere inside loading with a misleading error."""
+        target = getattr(metadata, "target", None)
+        backend = getattr(target, "backend", None)
+        if backend is not None and backend != self.backend_name:
+            name = getattr(metadata, "name", "?")
+            raise ToolError(
+                f"kernel {name!r} was compiled for {backend!r} (target {target}), but the active driver is "
+                f"{self.backend_name!r}; compile it again with {self.backend_name!r} active "
+                f"(triton_backend_sdk.use({self.backend_name!r}) before the first launch), or activate {backend!r}"
+            )
+        return self.make_launcher(src, metadata)
 
     # ---- what a backend supplies -------------------------------------------------------------------------------
 

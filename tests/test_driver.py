@@ -112,3 +112,26 @@ def test_autotune(backend, rng):
     tuned_scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
     torch.testing.assert_close(out, x * 3)
     assert tuned_scale_kernel.best_config.kwargs["BLOCK"] in (128, 512)
+
+
+def test_kernel_of_another_backend_is_refused_by_name(tmp_path):
+    """A CompiledKernel made while cpu_ref was active, launched with opencl active: a named refusal, not an error
+    from inside the other backend's loader."""
+    from triton.runtime import driver
+    from triton_backend_sdk.errors import ToolError
+
+    pytest.importorskip("pyopencl")
+    previous = driver.active
+    try:
+        triton_backend_sdk.use("cpu_ref")
+        x = torch.randn(64)
+        out = torch.empty_like(x)
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64)
+        compiled = next(iter(add_kernel.device_caches[0][0].values()))
+        torch.testing.assert_close(out, 2 * x)
+        triton_backend_sdk.use("opencl")
+        fresh = type(compiled)(compiled.src, compiled.metadata_group, compiled.hash)
+        with pytest.raises(ToolError, match=r"compiled for 'cpu_ref'.*active driver is 'opencl'"):
+            fresh[(1, 1, 1)](x, x, out, 64)
+    finally:
+        driver.set_active(previous)
