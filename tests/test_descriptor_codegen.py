@@ -110,3 +110,15 @@ def test_compiling_for_a_derived_descriptor_without_fp64_fails(monkeypatch: pyte
     finally:
         activate(previous)
         drop_jit_caches()
+
+
+def test_a_cpu_llvm_does_not_know_is_refused_by_name() -> None:
+    """GPUTarget('cpu_ref', 'whatever', 1) used to abort the process inside LLVM ("64-bit code requested on a
+    subtarget that doesn't support it"); a known CPU name other than the host's still describes."""
+    from triton.backends.compiler import GPUTarget
+    from triton_backend_sdk.backends.cpu_ref.compiler import CPURefBackend
+    from triton_backend_sdk.errors import OptionsError
+
+    with pytest.raises(OptionsError, match="'whatever' is not a CPU LLVM knows"):
+        CPURefBackend.describe(GPUTarget("cpu_ref", "whatever", 1))
+    assert CPURefBackend.describe(GPUTarget("cpu_ref", "x86-64-v3", 1)).arch == "x86-64-v3"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend
+from triton_backend_sdk.errors import OptionsError
 
 if TYPE_CHECKING:  # `import triton` imports this module: descriptor, rules and pipeline load when first used
     from triton_backend_sdk.descriptor import TargetDescriptor
@@ -62,8 +63,16 @@ class CPURefBackend(TargetBackend):
         host = host_descriptor()
         if target is None or str(target.arch) == host.arch:
             return host
+        from .llvm import recognized_cpu
+
+        arch = str(target.arch)
+        if not recognized_cpu(arch):
+            raise OptionsError(
+                f"cpu_ref: target arch {arch!r} is not a CPU LLVM knows (this machine is {host.arch!r}); use an LLVM "
+                f"CPU name such as 'znver4', 'skylake-avx512', 'x86-64-v3' or 'generic'"
+            )
         # another CPU model: LLVM derives its features from the name
-        return TargetDescriptor(name=NAME, arch=str(target.arch), warp_size=1, max_threads_per_program=1 << 16)
+        return TargetDescriptor(name=NAME, arch=arch, warp_size=1, max_threads_per_program=1 << 16)
 
     def ir_passes(self, options: Options) -> list[IRPass]:
         from triton_backend_sdk.transforms.carried_pointers import CarriedPointerOffsets

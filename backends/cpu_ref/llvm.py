@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import os
+import tempfile
 import threading
 import weakref
 
@@ -31,6 +33,24 @@ def host_cpu() -> tuple[str, str]:
     """(LLVM CPU name, feature string) of this machine."""
     _init()
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+@functools.cache
+def recognized_cpu(cpu: str) -> bool:
+    """Whether LLVM knows `cpu` for this triple. LLVM only warns on stderr for an unknown name and then, emitting
+    code for its feature-less subtarget, aborts the process ("64-bit code requested on a subtarget that doesn't
+    support it"); so the warning is read from fd 2 while a target machine for the name is made."""
+    _init()
+    with tempfile.TemporaryFile() as f:
+        saved = os.dup(2)
+        os.dup2(f.fileno(), 2)
+        try:
+            llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features="")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        return b"not a recognized processor" not in f.read()
 
 
 @functools.cache
