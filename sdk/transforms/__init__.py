@@ -21,6 +21,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .atomic_poll import AtomicPoll
     from .atomics import AtomicLoadStore
     from .dot_scaled import DecomposeDotScaled
+    from .fp8_arithmetic import Fp8Arithmetic
     from .inline_calls import InlineTensorCalls
     from .int_semantics import IntSemantics
     from .math_library import MathLibrary
@@ -31,7 +32,8 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
         return rules is not None and rules.has_own(cls)
 
     # first: every later pass sees a tensor-passing noinline function's body at its call sites
-    passes: list[IRPass] = [InlineTensorCalls(), MathLibrary(rules=rules)]
+    # then fp8 arithmetic in f32, so that the math library and every rule see f32 math only
+    passes: list[IRPass] = [InlineTensorCalls(), Fp8Arithmetic(), MathLibrary(rules=rules)]
     if not native(O.DotScaled):
         passes.append(DecomposeDotScaled(accumulate_f64="fp64" in descriptor.supported_dtypes))
     if not native(O.AtomicPoll):  # before the atomic loads it expands into are themselves lowered

@@ -1,0 +1,57 @@
+"""Float arithmetic on fp8 values is computed in f32 and rounded back to the fp8 format once per op.
+
+Triton's frontend lets `a * b` of two fp8 tensors through as `arith.mulf ... : tensor<..xf8E5M2>` (likewise add,
+compare, math functions, fma, clamp); no CPU instruction set has fp8 arithmetic, and an LLVM `fmul` on cpu_ref's i8
+storage is invalid IR. Every fp8 value converts to f32 exactly, so each such op becomes `tt.fp_to_fp` of its fp8
+operands to f32, the same op in f32, and — for an fp8 result — `tt.fp_to_fp` back with round-to-nearest-even (a
+comparison's i1 needs no rounding). That is one rounding per op, as opencl already computed it in its own renderer;
+Triton's CUDA path goes through f16, whose extra rounding can differ from this only on a tie between two fp8 values.
+Non-float ops on fp8 (loads, stores, select, bitcasts, layout changes) move bits and stay as they are.
+"""
+
+from __future__ import annotations
+
+from ..ir import ops as O
+from ..ir.attrs import Attribute
+from ..ir.core import Module, Op, Value
+from ..ir.dialects.arith import FloatBinaryOp, FloatUnaryOp
+from ..ir.enums import EnumAttr, RoundingMode
+from ..ir.types import FloatType, Type, f32
+from ..pipeline import PassContext, ir_pass
+from .build import Builder, replace, shaped
+
+#: op classes computed in f32 when an operand is fp8 (each keeps its attributes: fastmath, predicate, ...)
+ARITHMETIC = (FloatBinaryOp, FloatUnaryOp, O.CmpF, O.Fma, O.ClampF)
+
+
+def _is_fp8(t: Type) -> bool:
+    e = t.element
+    return isinstance(e, FloatType) and e.width == 8
+
+
+def widen(op: Op) -> None:
+    """Replace `op` by the same op over f32 copies of its fp8 operands, its fp8 results rounded back."""
+    bld = Builder(op)
+    operands: list[Value] = [bld.cast(O.FpToFp, v, f32) if _is_fp8(v.type) else v for v in op.operands]
+    types = [shaped(r.type, f32) if _is_fp8(r.type) else r.type for r in op.results]
+    attrs: dict[str, Attribute] = dict(op.attrs)
+    wide = bld.op(type(op), operands, types, attrs)
+    rtne = EnumAttr(RoundingMode.RTNE)
+    outs = [
+        bld.cast(O.FpToFp, w, r.type.element, rounding=rtne) if _is_fp8(r.type) else w
+        for w, r in zip(wide.results, op.results)
+    ]
+    replace(op, outs)
+
+
+@ir_pass("fp8-arithmetic")
+class Fp8Arithmetic:
+    """Computes fp8 float arithmetic in f32 (module docstring)."""
+
+    def run(self, module: Module, ctx: PassContext | None) -> None:
+        for op in list(module.walk()):
+            if isinstance(op, ARITHMETIC) and any(_is_fp8(v.type) for v in op.operands):
+                widen(op)
+
+
+__all__ = ["ARITHMETIC", "Fp8Arithmetic", "widen"]
