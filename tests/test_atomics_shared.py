@@ -140,3 +140,30 @@ def test_lowering_keeps_mask_sem_and_scope_on_the_integer_view() -> None:
     assert "tt.atomic_rmw or, relaxed, cta" in text
     assert "tt.atomic_rmw exch, release, sys" in text
     assert text.count("%m") == 3  # the argument and both masks
+
+
+@triton.jit
+def _row_sum_add_kernel(z_ptr, x_ptr, old_ptr, R: tl.constexpr, C: tl.constexpr, DT: tl.constexpr):
+    rows = tl.arange(0, R)
+    x = tl.load(x_ptr + rows[:, None] * C + tl.arange(0, C)[None, :]).to(tl.float32)
+    old = tl.atomic_add(z_ptr + rows, tl.sum(x, axis=1).to(DT))
+    tl.store(old_ptr + rows, old)
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (2, 8), (32, 32), (64, 4)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_atomic_add_16bit_float_of_a_row_sum(backend: str, shape: tuple[int, int], dtype: torch.dtype) -> None:
+    """Upstream test_tensor_atomic_rmw[shape42-1-1-bfloat16-True]: on cpu_ref, LLVM's own expansion of a bf16
+    `atomicrmw fadd` left garbage (up to 2e38) in 4 of 8 elements; the sum is now one compare-exchange loop rounded
+    once by the SDK's bf16 rounding. Each element: old + (row sum rounded to the dtype), rounded once."""
+    tl_dt = {torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}[dtype]
+    g = torch.Generator().manual_seed(shape[0] * 100 + shape[1])
+    # quarters: every f32 row sum is exact in any order, so only the two roundings to the dtype remain
+    x = (torch.randint(-8, 8, shape, generator=g) * 0.25 + 0.125).to(dtype)
+    z0 = torch.randn(shape[0], generator=g).to(dtype)
+    z, old = z0.clone(), torch.zeros_like(z0)
+    _row_sum_add_kernel[(1,)](z, x, old, R=shape[0], C=shape[1], DT=tl_dt)
+    addend = x.float().sum(1).to(dtype).float()
+    want = (z0.float() + addend).to(dtype)
+    assert torch.equal(old, z0)
+    torch.testing.assert_close(z, want, rtol=0, atol=0)
