@@ -124,14 +124,16 @@ def test_kernel_of_another_backend_is_refused_by_name(tmp_path):
     previous = driver.active
     try:
         triton_backend_sdk.use("cpu_ref")
+        sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+        src = triton.compiler.ASTSource(fn=add_kernel, signature=sig, constexprs={"BLOCK": 64})
+        compiled = triton.compile(src, target=triton_backend_sdk.target("cpu_ref"))
         x = torch.randn(64)
         out = torch.empty_like(x)
-        add_kernel[(1,)](x, x, out, 64, BLOCK=64)
-        compiled = next(iter(add_kernel.device_caches[0][0].values()))
+        compiled[(1, 1, 1)](x, x, out, 64, 64)
         torch.testing.assert_close(out, 2 * x)
         triton_backend_sdk.use("opencl")
         fresh = type(compiled)(compiled.src, compiled.metadata_group, compiled.hash)
         with pytest.raises(ToolError, match=r"compiled for 'cpu_ref'.*active driver is 'opencl'"):
-            fresh[(1, 1, 1)](x, x, out, 64)
+            fresh[(1, 1, 1)](x, x, out, 64, 64)
     finally:
         driver.set_active(previous)
