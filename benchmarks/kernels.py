@@ -78,3 +78,15 @@ def matmul(a, b, c, bm: int = 128, bn: int = 128, bk: int = 32) -> None:
         BK=bk,
         GROUP_M=8,
     )
+
+
+@triton.jit
+def row_max_loop_kernel(X, Y, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Y[m] = max over X[m, :] accumulated across column blocks (the loop shape of upstream's
+    test_optimize_thread_locality; cpu_ref's `thread-locality` pass keeps per-lane partial maxima in the loop)."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    local = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    for start in range(tl.cdiv(N, BLOCK_N)):
+        cols = start * BLOCK_N + tl.arange(0, BLOCK_N)
+        local = tl.maximum(local, tl.max(tl.load(X + rows[:, None] * N + cols[None, :]), axis=1))
+    tl.store(Y + rows, local)

@@ -11,7 +11,7 @@ import triton_backend_sdk
 from triton_backend_sdk.demo import add_kernel, softmax_kernel
 
 from .conftest import median_ms
-from .kernels import layer_norm_fwd_kernel, matmul
+from .kernels import layer_norm_fwd_kernel, matmul, row_max_loop_kernel
 
 BACKEND = "cpu_ref"  # made active for every case by conftest.active_backend
 
@@ -51,6 +51,19 @@ def test_layer_norm_fwd_4096(compare):
         lambda: compiled(x),
     )
     torch.testing.assert_close(y, F.layer_norm(x, (n,), w, b, 1e-5), atol=1e-4, rtol=1e-4)
+
+
+def test_row_max_loop_2048x4096(compare):
+    m, n = 2048, 4096
+    x, y, ref = torch.randn(m, n), torch.empty(m), torch.empty(m)
+    idx = torch.empty(m, dtype=torch.int64)
+    compare(
+        lambda: row_max_loop_kernel[(m // 32,)](x, y, n, BLOCK_M=32, BLOCK_N=64),
+        lambda: torch.max(x, dim=1, out=(ref, idx)),
+        work=4 * m * n / 1e9,
+        unit="GB/s",
+    )
+    torch.testing.assert_close(y, x.max(dim=1).values, rtol=0, atol=0)
 
 
 def test_matmul_2048(compare):

@@ -109,6 +109,12 @@ class TargetBackend(BaseBackend):
         """The backend's own SDK IR passes, run in the `sdkir` stage after the shared legalizations."""
         return []
 
+    def tile_passes(self, options: Options) -> list[IRPass]:
+        """Tile-level optimizations of the kernel as Triton wrote it, run in the `ttgir` stage (before the
+        legalizations: they see Triton's ops). None by default; a backend adds the SDK's that pay off on its device
+        (cpu_ref: `ThreadLocality`)."""
+        return []
+
     # ---- Triton's BaseBackend interface ------------------------------------------------------------------------
 
     @functools.cache  # noqa: B019 - one backend object per target; cheap key
@@ -172,6 +178,7 @@ class TargetBackend(BaseBackend):
         return Pipeline(
             [
                 Stage("ttir", lambda src, md: self.make_ttir(src, md, options)),
+                Stage("ttgir", lambda src, md: self.make_ttgir(src, md, state, options)),
                 Stage("sdkir", lambda src, md: self.make_sdkir(src, md, state, options)),
                 *self.codegen_stages(state, options),
             ]
@@ -227,6 +234,18 @@ class TargetBackend(BaseBackend):
         pm.run(mod, "make_ttir")
         metadata["name"] = mod.get_entry_func_name()
         return mod
+
+    def make_ttgir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
+        """The tile program after `tile_passes`, as TTIR text. Named `ttgir` because Triton's tools look there for
+        the kernel after its tile-level optimizations (`asm["ttgir"]`, `.ttgir` inputs start after it); an SDK
+        backend has no GPU layouts, so the text is in Triton's own dialects."""
+        from .pipeline import PassContext, PassManager, injections_for
+
+        module = state.module_for(src)
+        passes = self.tile_passes(options)
+        if passes:
+            PassManager(passes).run(module, PassContext(options, self.descriptor, metadata), injections_for(self.name))
+        return state.remember(module)
 
     def make_sdkir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
         from .ir import verify

@@ -16,7 +16,7 @@ Rule = Callable[..., Any]
 
 REPRO_HINT = (
     "set TRITON_SDK_DUMP_DIR=<dir> and rerun to dump every stage, then "
-    "`triton-sdk compile <dir>/<kernel>/01-sdkir.sdkir --backend {backend}`"
+    "`triton-sdk compile <dir>/<kernel>/02-sdkir.sdkir --backend {backend}`"
 )
 
 

@@ -340,3 +340,32 @@ def test_fp8_abs_clears_the_sign_bit_of_the_byte(ty, nan_kept):
     check_lines(ir, "and i8")
     assert "llvm.fabs" not in ir
     assert ("icmp eq i8" in ir) == nan_kept
+
+
+def test_reduce_over_a_middle_axis_folds_whole_vectors():
+    """axis 1 of [4, 8, 16]: each output row of 16 is one vector accumulator over the 8 slices (lane-wise, no
+    horizontal step): what the thread-locality pass's in-loop reduction needs to be cheap."""
+    import triton_backend_sdk.backends.cpu_ref.compiler
+
+    ir = lower("""
+    %ps = tt.splat %x : !tt.ptr<f32> -> tensor<4x8x16x!tt.ptr<f32>>
+    %v = tt.load %ps : tensor<4x8x16x!tt.ptr<f32>>
+    %s = "tt.reduce"(%v) <{axis = 1 : i32}> ({
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.maxnumf %a, %b : f32
+      tt.reduce.return %c : f32
+    }) : (tensor<4x8x16xf32>) -> tensor<4x16xf32>
+    %q = tt.splat %x : !tt.ptr<f32> -> tensor<4x16x!tt.ptr<f32>>
+    tt.store %q, %s : tensor<4x16x!tt.ptr<f32>>""")
+    v = min(16, triton_backend_sdk.backends.cpu_ref.compiler.host_descriptor().vector_width_bits // 32)
+    check_lines(
+        ir,
+        f"""
+        vaxis:
+        phi <{v} x float>
+        load <{v} x float>
+        call <{v} x float> @"llvm.maxnum.v{v}f32"
+        vaxis.done:
+        store <{v} x float>
+    """,
+    )

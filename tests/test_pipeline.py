@@ -38,8 +38,10 @@ def test_stage_order_and_outputs(backend):
     stages: dict = {}
     backend_obj.add_stages(stages, backend_obj.parse_options({}))
     names = list(stages)
-    # cpu_ref adds a `ttgir` stage between the two (so Triton can compile a .ttgir file); it passes TTIR on
-    assert [n for n in names if n != "ttgir"][:2] == ["ttir", "sdkir"] and names[-1] == backend_obj.binary_ext
+    # `ttgir`: the tile program after the backend's tile passes, still in Triton's dialects (a .ttgir file starts
+    # after it)
+    assert names[:3] == ["ttir", "ttgir", "sdkir"] and names[-1] == backend_obj.binary_ext
+    assert "tt.func public @mix_kernel" in k.asm["ttgir"] and "#ttg." not in k.asm["ttgir"]
     assert "tt.func public @mix_kernel" in k.asm["sdkir"]
     assert isinstance(k.asm[backend_obj.binary_ext], bytes)
 
@@ -48,9 +50,9 @@ def test_dump_every_stage(backend, tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path))
     triton.compile(_src(64), target=triton_backend_sdk.target(backend))
     files = sorted(os.listdir(tmp_path / "mix_kernel"))
-    assert files[0].startswith("00-ttir") and files[1].startswith("01-sdkir")
-    assert len(files) >= 4
-    sdkir = (tmp_path / "mix_kernel" / files[1]).read_text()
+    assert files[0].startswith("00-ttir") and files[1].startswith("01-ttgir") and files[2].startswith("02-sdkir")
+    assert len(files) >= 5
+    sdkir = (tmp_path / "mix_kernel" / files[2]).read_text()
     assert "tt.load" in sdkir and "arith.addf" in sdkir
 
 
@@ -58,7 +60,7 @@ def test_compile_cli_from_a_dump(backend, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path / "a"))
     triton.compile(_src(32), target=triton_backend_sdk.target(backend))
     monkeypatch.delenv("TRITON_SDK_DUMP_DIR")
-    sdkir = tmp_path / "a" / "mix_kernel" / "01-sdkir.sdkir"
+    sdkir = tmp_path / "a" / "mix_kernel" / "02-sdkir.sdkir"
     assert cli.main(["compile", str(sdkir), "--backend", backend, "--dump", str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     binary_ext = triton.compiler.make_backend(triton_backend_sdk.target(backend)).binary_ext

@@ -79,21 +79,10 @@ class CPURefBackend(TargetBackend):
 
         return [CarriedPointerOffsets()]
 
-    def add_stages(self, stages: dict, options: Options, language: Any = None) -> None:
-        """Also names a `ttgir` entry after `ttir`, so that Triton can compile a `.ttgir` file (it starts after the
-        stage named by the file's extension). A CPU program has no layouts: for a Python kernel the entry passes the
-        TTIR on; a TTGIR input loses its layouts in `sdkir` (see ttgir.py). It is no pipeline stage: no dump, no
-        injection point."""
-        if language is None:
-            super().add_stages(stages, options)
-        else:
-            super().add_stages(stages, options, language)
-        entries = list(stages.items())
-        stages.clear()
-        for name, fn in entries:
-            stages[name] = fn
-            if name == "ttir":
-                stages["ttgir"] = lambda src, md: src
+    def tile_passes(self, options: Options) -> list[IRPass]:
+        from triton_backend_sdk.transforms.thread_locality import ThreadLocality
+
+        return [ThreadLocality(flat_partials=True)]
 
     def make_sdkir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
         from .ttgir import is_ttgir, to_ttir

@@ -58,6 +58,12 @@ def lower_reduce(ctx: LoweringContext, op: O.Reduce) -> None:
     block = op.combine
     c64 = lambda x: ir.Constant(I64, x)
 
+    aplan = vreduce.axis_plan(ctx, srcs[0], axis, block) if axis != len(shape) - 1 and len(srcs) == 1 else None
+    if aplan is not None:
+        out = ctx.new_buffer_tile(out_shape, etys[0], "red")
+        vreduce.reduce_axis(ctx, srcs[0], axis, *aplan, out)
+        ctx.define(op.result, out)
+        return
     if axis != len(shape) - 1:
         # accumulate whole rows: acc[idx] = combine(acc[idx], src[..., k, ...]), contiguous in the innermost dim
         outs = [ctx.new_buffer_tile(out_shape, t, "red") for t in etys]

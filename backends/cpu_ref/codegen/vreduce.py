@@ -114,3 +114,64 @@ def reduce_row(ctx: LoweringContext, src: Tile, idx: list[ir.Value], fn: VecOp, 
     while len(init) > 1:
         init = [fn(ctx, init[i], init[i + len(init) // 2]) for i in range(len(init) // 2)]
     b.store(init[0], b.gep(lanes.buf, [c64(0)], source_etype=src.ety), align=4)
+
+
+def axis_plan(ctx: LoweringContext, src: Tile, axis: int, block: Block) -> tuple[VecOp, int] | None:
+    """(vector op, V) if a reduction over the non-innermost `axis` can fold whole V-wide slices of the contiguous
+    elements after it (the inner block), else None."""
+    fn = simple_combine(block)
+    if fn is None or src.buf is None or src.ety == I1:
+        return None
+    if not (is_float_type(src.ety) and src.ety in (F32, F64)) and not isinstance(src.ety, ir.IntType):
+        return None
+    inner = 1
+    for d in src.shape[axis + 1 :]:
+        inner *= d
+    v = ctx.vector_bits // bit_width(src.ety)
+    while v > 1 and inner % v:
+        v //= 2
+    return None if v < 2 else (fn, v)
+
+
+def reduce_axis(ctx: LoweringContext, src: Tile, axis: int, fn: VecOp, v: int, out: Tile) -> None:
+    """out[o, i] = fold over k of src[o, k, i] (o the dims before `axis`, i the contiguous inner block), V lanes of
+    the inner block at a time with the accumulator in a register: lane-wise work, no horizontal step."""
+    b = ctx.b
+    shape = src.shape
+    n = shape[axis]
+    outer = inner = 1
+    for d in shape[:axis]:
+        outer *= d
+    for d in shape[axis + 1 :]:
+        inner *= d
+    vty = ir.VectorType(src.ety, v)
+    c64 = lambda x: ir.Constant(I64, x)
+
+    def vec(buf: ir.Value, off: ir.Value) -> ir.Value:
+        return b.gep(buf, [off], source_etype=src.ety)
+
+    def chunk(flat: ir.Value) -> None:
+        o = b.udiv(flat, c64(inner // v))
+        i = b.mul(b.urem(flat, c64(inner // v)), c64(v))
+        base = b.add(b.mul(o, c64(n * inner)), i)
+        acc: ir.Value = b.load(vec(src.buf, base), typ=vty, align=4)
+        if n > 1:
+            pre = b.block
+            loop = b.append_basic_block("vaxis")
+            done = b.append_basic_block("vaxis.done")
+            b.branch(loop)
+            b.position_at_end(loop)
+            k = b.phi(I64)
+            k.add_incoming(c64(1), pre)
+            phi = b.phi(vty)
+            phi.add_incoming(acc, pre)
+            new = fn(ctx, phi, b.load(vec(src.buf, b.add(base, b.mul(k, c64(inner)))), typ=vty, align=4))
+            phi.add_incoming(new, loop)
+            nxt = b.add(k, c64(1))
+            k.add_incoming(nxt, loop)
+            b.cbranch(b.icmp_signed("<", nxt, c64(n)), loop, done)
+            b.position_at_end(done)
+            acc = new
+        b.store(acc, vec(out.buf, b.add(b.mul(o, c64(inner)), i)), align=4)
+
+    ctx.counted_loop(c64(outer * inner // v), chunk, known_nonzero=True)

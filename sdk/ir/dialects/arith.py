@@ -5,7 +5,8 @@ A lowering rule registered for a family class (`FloatBinaryOp`, `CastOp`, ...) c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 from ..attrs import Attribute, DenseAttr, FloatAttr, IntegerAttr
 from ..core import IRVerificationError, Op, OpResult, Value, register_op
@@ -41,6 +42,9 @@ class BinaryOp(ElementwiseOp):
     result = Result()
     fastmath = FastMathProp()
     assembly_format = "$lhs, $rhs (fastmath$fastmath)? attr-dict : type($result)"
+    #: for an associative, commutative op: its neutral element n of an element type (`op(x, n) == x` for every x,
+    #: NaN and -0.0 included), which lets a pass start a reassociated reduction by this op; None: not such an op
+    neutral: ClassVar[Callable[[Type], int | float] | None] = None
 
     @classmethod
     def infer_result_types(cls, types: dict[str, list[Type]], attrs: dict[str, Attribute]) -> list[Type] | None:
@@ -48,6 +52,46 @@ class BinaryOp(ElementwiseOp):
 
     def verify_(self) -> None:
         check_same_types(self, [self.lhs, self.rhs, self.result])
+
+
+def _zero(t: Type) -> int:
+    return 0
+
+
+def _one(t: Type) -> int:
+    return 1
+
+
+def _all_ones(t: Type) -> int:  # integers are held in their signed reading
+    return -1
+
+
+def _signed_min(t: Type) -> int:
+    return -(1 << (t.width - 1))
+
+
+def _signed_max(t: Type) -> int:
+    return (1 << (t.width - 1)) - 1
+
+
+def _neg_zero(t: Type) -> float:
+    return -0.0
+
+
+def _float_one(t: Type) -> float:
+    return 1.0
+
+
+def _nan(t: Type) -> float:  # maxnum/minnum return the other operand of a NaN
+    return float("nan")
+
+
+def _neg_inf(t: Type) -> float:
+    return float("-inf")
+
+
+def _pos_inf(t: Type) -> float:
+    return float("inf")
 
 
 class IntBinaryOp(BinaryOp):
@@ -113,6 +157,7 @@ class CastOp(UnaryOp):
 @register_op
 class AddI(IntBinaryOp):
     name = "arith.addi"
+    neutral = staticmethod(_zero)
 
 
 @register_op
@@ -123,6 +168,7 @@ class SubI(IntBinaryOp):
 @register_op
 class MulI(IntBinaryOp):
     name = "arith.muli"
+    neutral = staticmethod(_one)
 
 
 @register_op
@@ -148,21 +194,25 @@ class RemUI(IntBinaryOp):
 @register_op
 class MinSI(IntBinaryOp):
     name = "arith.minsi"
+    neutral = staticmethod(_signed_max)
 
 
 @register_op
 class MaxSI(IntBinaryOp):
     name = "arith.maxsi"
+    neutral = staticmethod(_signed_min)
 
 
 @register_op
 class MinUI(IntBinaryOp):
     name = "arith.minui"
+    neutral = staticmethod(_all_ones)
 
 
 @register_op
 class MaxUI(IntBinaryOp):
     name = "arith.maxui"
+    neutral = staticmethod(_zero)
 
 
 @register_op
@@ -183,16 +233,19 @@ class ShRUI(IntBinaryOp):
 @register_op
 class AndI(IntBinaryOp):
     name = "arith.andi"
+    neutral = staticmethod(_all_ones)
 
 
 @register_op
 class OrI(IntBinaryOp):
     name = "arith.ori"
+    neutral = staticmethod(_zero)
 
 
 @register_op
 class XOrI(IntBinaryOp):
     name = "arith.xori"
+    neutral = staticmethod(_zero)
 
 
 @register_op
@@ -213,6 +266,7 @@ class FloorDivSI(IntBinaryOp):
 @register_op
 class AddF(FloatBinaryOp):
     name = "arith.addf"
+    neutral = staticmethod(_neg_zero)
 
 
 @register_op
@@ -223,6 +277,7 @@ class SubF(FloatBinaryOp):
 @register_op
 class MulF(FloatBinaryOp):
     name = "arith.mulf"
+    neutral = staticmethod(_float_one)
 
 
 @register_op
@@ -238,21 +293,25 @@ class RemF(FloatBinaryOp):
 @register_op
 class MaxNumF(FloatBinaryOp):
     name = "arith.maxnumf"
+    neutral = staticmethod(_nan)
 
 
 @register_op
 class MinNumF(FloatBinaryOp):
     name = "arith.minnumf"
+    neutral = staticmethod(_nan)
 
 
 @register_op
 class MaximumF(FloatBinaryOp):
     name = "arith.maximumf"
+    neutral = staticmethod(_neg_inf)
 
 
 @register_op
 class MinimumF(FloatBinaryOp):
     name = "arith.minimumf"
+    neutral = staticmethod(_pos_inf)
 
 
 @register_op
