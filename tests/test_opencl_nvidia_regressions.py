@@ -24,6 +24,7 @@ from golden_ir import check_lines
 from triton_backend_sdk.backends.opencl.fences import fence_features
 from triton_backend_sdk.backends.opencl.render import OPENCL, OPENCL_RULES, render_module
 from triton_backend_sdk.backends.opencl.render.language import FENCE_PTX_ACQ_REL, FENCE_PTX_MEMBAR_GL
+from triton_backend_sdk.conformance.sync_kernels import locked_increment
 from triton_backend_sdk.ir import parse_ttir
 
 WORK_ITEMS = [None, 128, 256]  # None: the device's own model (one work-item per program on PoCL)
@@ -133,19 +134,7 @@ def test_fp8_upcast_through_ravel(ocl, rng, work_items, f8):
     assert torch.equal(y, want)
 
 
-# ---- a lock shared by programs (upstream test_atomic_cas) -------------------------------------------------------
-
-
-@triton.jit
-def _serialized_add(data, Lock, triton_dtype: tl.constexpr, SEM: tl.constexpr):
-    num0 = tl.full((1,), 0, dtype=triton_dtype).item()
-    num1 = tl.full((1,), 1, dtype=triton_dtype).item()
-    ptrs = data + tl.arange(0, 128)
-    while tl.atomic_cas(Lock, num0, num1, SEM) == 1:
-        pass
-    tl.store(ptrs, tl.load(ptrs) + 1.0)
-    tl.debug_barrier()
-    tl.atomic_xchg(Lock, num0)
+# ---- a lock shared by programs (the pattern of upstream test_atomic_cas) -------------------------------------------
 
 
 @pytest.mark.parametrize("work_items", WORK_ITEMS)
@@ -156,7 +145,7 @@ def test_lock_and_count(ocl, work_items, sem, dtype):
     lock = torch.zeros((1,), dtype=dtype)
     data = torch.zeros((128,), dtype=torch.float32)
     tdt = tl.int32 if dtype == torch.int32 else tl.int64
-    _serialized_add[(programs,)](data, lock, triton_dtype=tdt, SEM=sem, **_launch_opts(work_items))
+    locked_increment[(programs,)](data, lock, BLOCK=128, LOCK_TYPE=tdt, SEM=sem, **_launch_opts(work_items))
     assert torch.equal(data, torch.full((128,), float(programs)))
     assert int(lock[0]) == 0
 

@@ -1,4 +1,4 @@
-"""The lock-and-count kernel of upstream test_atomic_cas, rendered by the opencl backend, then rebuilt with other
+"""The lock-and-count kernel (triton_backend_sdk.conformance.sync_kernels, the pattern of upstream test_atomic_cas), rendered by the opencl backend, then rebuilt with other
 fence spellings and run straight through pyopencl on the selected device: counts per spelling, and each variant's
 device binary (PTX on NVIDIA) written to OUT, to see what a fence compiles to (tools/gpu/probe_opencl_h200.sh)."""
 
@@ -10,7 +10,6 @@ import sys
 import numpy as np
 import pyopencl as cl
 import torch
-import triton
 import triton.language as tl
 
 OUT = os.environ.get("OUT", ".")
@@ -50,27 +49,16 @@ def variant(src: str, spec: tuple[str, str] | None) -> str:
     return text.replace(FULL_BARRIER, spec[1] + FULL_BARRIER)
 
 
-@triton.jit
-def serialized_add(data, Lock, triton_dtype: tl.constexpr, SEM: tl.constexpr):
-    num0 = tl.full((1,), 0, dtype=triton_dtype).item()
-    num1 = tl.full((1,), 1, dtype=triton_dtype).item()
-    ptrs = data + tl.arange(0, 128)
-    while tl.atomic_cas(Lock, num0, num1, SEM) == 1:
-        pass
-    tl.store(ptrs, tl.load(ptrs) + 1.0)
-    tl.debug_barrier()
-    tl.atomic_xchg(Lock, num0)
-
-
 def main() -> None:
     import triton_backend_sdk
+    from triton_backend_sdk.conformance.sync_kernels import locked_increment
 
     triton_backend_sdk.use("opencl")
     rows = []
     for sem in (None, "relaxed"):
         lock = torch.zeros((1,), dtype=torch.int32)
         data = torch.zeros((128,), dtype=torch.float32)
-        h = serialized_add[(N,)](data, lock, triton_dtype=tl.int32, SEM=sem)
+        h = locked_increment[(N,)](data, lock, BLOCK=128, LOCK_TYPE=tl.int32, SEM=sem)
         src = h.asm["cl"]
         rows.append(f"backend sem={sem}: min {data.min().item():.0f} max {data.max().item():.0f} of {N}")
         name = "tb_" + h.name

@@ -11,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 import triton_backend_sdk
+from triton_backend_sdk.conformance.sync_kernels import locked_increment
 from triton_backend_sdk.errors import SDKError
 
 triton_backend_sdk.use("opencl")
@@ -27,30 +28,14 @@ def dump(name, h):
 
 
 @triton.jit
-def trans4d(
-    In,
-    Out,
-    s1: tl.constexpr,
-    s2: tl.constexpr,
-    s3: tl.constexpr,
-    s4: tl.constexpr,
-    o1: tl.constexpr,
-    o2: tl.constexpr,
-    o3: tl.constexpr,
-    o4: tl.constexpr,
-    t1: tl.constexpr,
-    t2: tl.constexpr,
-    t3: tl.constexpr,
-    t4: tl.constexpr,
-):
-    in_desc = tl.make_tensor_descriptor(
-        base=In, shape=[s1, s2, s3, s4], strides=[s4 * s3 * s2, s4 * s3, s4, 1], block_shape=[s1, s2, s3, s4]
+def permute_ravel_4d(src, dst, S0: tl.constexpr, S1: tl.constexpr, S2: tl.constexpr, S3: tl.constexpr, P: tl.constexpr):
+    """The whole [S0, S1, S2, S3] tile read through a tensor descriptor, permuted by the 4-tuple P, stored raveled."""
+    whole = tl.make_tensor_descriptor(
+        src, shape=[S0, S1, S2, S3], strides=[S1 * S2 * S3, S2 * S3, S3, 1], block_shape=[S0, S1, S2, S3]
     )
-    out_desc = tl.make_tensor_descriptor(
-        base=Out, shape=[o1 * o2 * o3 * o4], strides=[1], block_shape=[o1 * o2 * o3 * o4]
-    )
-    val = in_desc.load([0, 0, 0, 0]).permute((t1, t2, t3, t4))
-    out_desc.store([0], val.reshape(out_desc.block_shape))
+    n: tl.constexpr = S0 * S1 * S2 * S3
+    tile = whole.load([0, 0, 0, 0]).permute(P)
+    tl.store(dst + tl.arange(0, n), tile.reshape([n]))
 
 
 def t_trans4d():
@@ -61,7 +46,7 @@ def t_trans4d():
                 inp = torch.arange(math.prod(shape), dtype=dt).reshape(shape)
                 exp = torch.permute(inp, perm)
                 act = torch.zeros(exp.shape, dtype=dt)
-                h = trans4d[(1,)](inp, act, *shape, *[shape[i] for i in perm], *perm, num_warps=8)
+                h = permute_ravel_4d[(1,)](inp, act, *shape, P=perm, num_warps=8)
                 ok = torch.equal(exp.contiguous(), act)
                 if not ok:
                     bad += 1
@@ -107,18 +92,6 @@ def t_dotmd():
     return bad
 
 
-@triton.jit
-def serialized_add(data, Lock, triton_dtype: tl.constexpr, SEM: tl.constexpr):
-    num0 = tl.full((1,), 0, dtype=triton_dtype).item()
-    num1 = tl.full((1,), 1, dtype=triton_dtype).item()
-    ptrs = data + tl.arange(0, 128)
-    while tl.atomic_cas(Lock, num0, num1, SEM) == 1:
-        pass
-    tl.store(ptrs, tl.load(ptrs) + 1.0)
-    tl.debug_barrier()
-    tl.atomic_xchg(Lock, num0)
-
-
 def t_cas():
     bad = 0
     n = int(os.environ.get("CAS_N", "2000"))
@@ -126,7 +99,7 @@ def t_cas():
         for sem in [None, "acquire", "release", "acq_rel", "relaxed"]:
             Lock = torch.zeros((1,), dtype=dt)
             data = torch.zeros((128,), dtype=torch.float32)
-            h = serialized_add[(n,)](data, Lock, triton_dtype=tdt, SEM=sem)
+            h = locked_increment[(n,)](data, Lock, BLOCK=128, LOCK_TYPE=tdt, SEM=sem)
             ok = bool((data == n).all())
             if not ok:
                 bad += 1
