@@ -22,6 +22,10 @@ CHEAP_INDEX = 24
 #: 21), whose repeats a compiler merges (same operands, no write between). Costlier ones are stored: a backend that
 #: spells generators as text writes each repeat out, and an external libm call (errno) is not merged
 CHAIN_COST = 24
+#: generators costlier than this are stored even when used once: a fused chain is emitted as one nested expression,
+#: and its depth must stay bounded (Python recursion in the code generators; OpenCL C compilers limit bracket nesting,
+#: PoCL's to 256, which a 150-op chain passed). Every op adds at least 1 to the cost, so the depth stays below it
+MAX_FUSED_COST = 64
 #: accumulator vector registers a dot's register block may hold, by vector width (x86: 32 zmm, 16 ymm/xmm)
 _ACC_REGS = {512: 16, 256: 8, 128: 8}
 
@@ -41,6 +45,8 @@ def needs_storage(v: Value, cost: int = 0) -> bool:
 
 def stored(cost: int, v: Value, index_only: bool = False) -> bool:
     """The shared decision: a generator of this cost for `v` is stored rather than recomputed."""
+    if cost > MAX_FUSED_COST:
+        return True
     return cost > (CHEAP_INDEX if index_only else CHEAP) and needs_storage(v, cost)
 
 
