@@ -140,6 +140,12 @@ inline void cpu_relax() {
 constexpr auto kWorkerSpin = std::chrono::microseconds(50);
 constexpr auto kCallerSpin = std::chrono::microseconds(200);
 
+// Chunks of programs per thread of a launch: small enough that a Ctrl-C stops a long launch soon (the calling
+// thread checks for signals between its chunks), large enough that taking a chunk (one atomic add) costs nothing.
+constexpr int64_t kChunksPerThread = 16;
+// How often the calling thread takes the GIL between chunks to let Python see a pending signal.
+constexpr auto kSignalPoll = std::chrono::milliseconds(20);
+
 struct Job {
   EntryFn fn;
   void **args;
@@ -147,16 +153,36 @@ struct Job {
   int64_t total;
   int64_t chunk;
   std::atomic<int64_t> next{0};
+  // set when a signal handler raised in Python: no chunk starts after it
+  std::atomic<bool> cancel{false};
 };
 
-inline void run_chunks(Job *job) {
+// Called by the launching thread between its chunks (GIL released): every kSignalPoll it takes the GIL and runs
+// Python's pending signal handlers; one that raises (KeyboardInterrupt) cancels the job, its exception stays set.
+class SignalPoll {
+ public:
+  void operator()(Job *job) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < kSignalPoll) return;
+    last_ = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) job->cancel.store(true, std::memory_order_relaxed);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+inline void run_chunks(Job *job, SignalPoll *poll = nullptr) {
   const int64_t total = job->total;
   const int64_t chunk = job->chunk;
   for (;;) {
+    if (job->cancel.load(std::memory_order_relaxed)) return;
     const int64_t start = job->next.fetch_add(chunk, std::memory_order_relaxed);
     if (start >= total) return;
     const int64_t end = std::min(start + chunk, total);
     job->fn(job->args, job->gx, job->gy, job->gz, start, end);
+    if (poll != nullptr) (*poll)(job);
   }
 }
 
@@ -203,7 +229,7 @@ class Pool {
 
   // Runs every chunk of `job`; the calling thread takes part. `wanted` is how
   // many workers can usefully join. Returns when all joined workers are done.
-  void run(Job *job, int wanted) {
+  void run(Job *job, int wanted, SignalPoll *poll) {
     {
       std::lock_guard<std::mutex> lk(mu_);
       job_ = job;
@@ -215,7 +241,7 @@ class Pool {
     } else {
       for (int i = 0; i < wanted; ++i) work_cv_.notify_one();
     }
-    run_chunks(job);
+    run_chunks(job, poll);
     {
       std::lock_guard<std::mutex> lk(mu_);
       open_ = false;  // no worker joins after this point
@@ -301,11 +327,22 @@ PoolState *get_state() {
 void atfork_child() { g_state.store(nullptr, std::memory_order_relaxed); }
 
 // Runs programs [0, total). Called without the GIL.
-void execute(EntryFn fn, void **args, int32_t gx, int32_t gy, int32_t gz, int64_t total) {
+// Runs every program of a launch; false when a signal handler raised between chunks (the Python exception is set,
+// the programs not yet started did not run).
+bool execute(EntryFn fn, void **args, int32_t gx, int32_t gy, int32_t gz, int64_t total) {
   const int threads = g_num_threads.load(std::memory_order_relaxed);
+  SignalPoll poll;
+  Job job;
+  job.fn = fn;
+  job.args = args;
+  job.gx = gx;
+  job.gy = gy;
+  job.gz = gz;
+  job.total = total;
   if (total == 1 || threads <= 1) {
-    fn(args, gx, gy, gz, 0, total);
-    return;
+    job.chunk = std::max<int64_t>(1, total / kChunksPerThread);
+    run_chunks(&job, &poll);
+    return !job.cancel.load(std::memory_order_relaxed);
   }
   PoolState *state = get_state();
   std::lock_guard<std::mutex> lk(state->launch_mu);
@@ -318,15 +355,9 @@ void execute(EntryFn fn, void **args, int32_t gx, int32_t gy, int32_t gz, int64_
     state->pool = new Pool(threads - 1);
   }
   const int64_t used = std::min<int64_t>(threads, total);
-  Job job;
-  job.fn = fn;
-  job.args = args;
-  job.gx = gx;
-  job.gy = gy;
-  job.gz = gz;
-  job.total = total;
-  job.chunk = std::max<int64_t>(1, total / (used * 4));
-  state->pool->run(&job, static_cast<int>(used - 1));
+  job.chunk = std::max<int64_t>(1, total / (used * kChunksPerThread));
+  state->pool->run(&job, static_cast<int>(used - 1), &poll);
+  return !job.cancel.load(std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------
@@ -432,8 +463,13 @@ class Launcher {
     call_hook(enter_hook, launch_metadata);
     if (total > 0) {
       auto fn = reinterpret_cast<EntryFn>(static_cast<uintptr_t>(fn_addr));
-      py::gil_scoped_release nogil;
-      execute(fn, ptrs, static_cast<int32_t>(gx), static_cast<int32_t>(gy), static_cast<int32_t>(gz), total);
+      bool completed;
+      {
+        py::gil_scoped_release nogil;
+        completed =
+            execute(fn, ptrs, static_cast<int32_t>(gx), static_cast<int32_t>(gy), static_cast<int32_t>(gz), total);
+      }
+      if (!completed) throw py::error_already_set();  // the signal handler's exception (KeyboardInterrupt)
     }
     call_hook(exit_hook, launch_metadata);
   }
