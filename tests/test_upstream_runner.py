@@ -337,3 +337,30 @@ def test_sample_offset_and_ids_file_pick_disjoint_halves(tmp_path):
         echo=False,
     )
     assert {r.id.split("::")[1]: r.outcome for r in report.results} == {"test_pass": "passed", "test_fail[2]": "failed"}
+
+
+def test_version_conditioned_entries(tmp_path):
+    """`version-skew[triton<3.7]` is an entry under an older wheel only (the H200's 3.6), no entry under 3.9; an
+    interrupted run's empty <testcase/> elements are counted as unfinished, not as passed tests named ''."""
+    text = (
+        "test_standard.py::test_squeeze*  # version-skew[triton<3.7]: tl.squeeze is newer than the 3.6 wheel\n"
+        "test_core.py::test_ttgir*  # gpu-ir: reads TTGIR\n"
+    )
+    old, new = Manifest.parse(text), Manifest.parse(text)
+    old.triton_version, new.triton_version = "3.6.0", "3.9.0"
+    sq = "test/unit/language/test_standard.py::test_squeeze[shape0-0]"
+    assert old.match(sq).category == "version-skew" and new.match(sq) is None
+    assert len(old.active()) == 2 and len(new.active()) == 1 and new.by_category() == {"gpu-ir": 1}
+    assert old.entries[0].describe().startswith("test_standard.py::test_squeeze*  # version-skew[triton<3.7]:")
+    with pytest.raises(ManifestError, match="only a version-skew entry"):
+        Manifest.parse("test_core.py::test_x  # gpu-ir[triton<3.7]: no\n")
+    xml = tmp_path / "j.xml"
+    xml.write_text(
+        '<testsuites><testsuite name="pytest">'
+        + _case("test_add[1]")
+        + '<testcase classname="" name="" time="0"/><testcase/>'
+        + "</testsuite></testsuites>"
+    )
+    report = classify(xml, new, [CORE])
+    assert [r.id.split("::")[1] for r in report.results] == ["test_add[1]"]
+    assert report.meta["unfinished_testcases"] == 2

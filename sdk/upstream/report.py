@@ -92,7 +92,7 @@ class Report:
             "errors": self.errors(),
             "manifest": {
                 "path": self.manifest.path,
-                "entries": len(self.manifest.entries),
+                "entries": len(self.manifest.active()),
                 "by_category": self.manifest.by_category(),
             },
             "tests": [asdict(r) for r in self.results],
@@ -143,7 +143,11 @@ def classify(
     """
     modules = {p.removesuffix(".py").replace("/", "."): p for p in test_paths or []}
     results = []
+    unfinished = 0
     for case in ET.parse(junit_xml).getroot().iter("testcase"):
+        if not case.get("name"):  # pytest stopped by SIGINT writes an empty <testcase/> per test still running
+            unfinished += 1
+            continue
         test_id = _test_id(case.get("classname", ""), case.get("name", ""), modules)
         outcome, message = _raw_outcome(case)
         if outcome == "crashed" and test_id in (timed_out or ()):
@@ -159,4 +163,7 @@ def classify(
         if r.outcome == "failed":
             r.outcome, r.reason = "refused", f"{entry.category}: {entry.reason}"
     stale = [e.describe() for e in manifest.entries if matched.get(e.line) and set(matched[e.line]) == {"passed"}]
-    return Report(results, manifest, dict(meta or {}), stale)
+    meta = dict(meta or {})
+    if unfinished:
+        meta["unfinished_testcases"] = unfinished
+    return Report(results, manifest, meta, stale)

@@ -192,7 +192,7 @@ def readme_table(report: Report) -> str:
     counts = " | ".join(str(t[o]) for o in ("passed", "failed", "refused", "skipped", "crashed", "timeout"))
     about = (
         f"Suite {suite.get('commit', '?')[:9]} (version {suite.get('version')}){sample}, triton wheel "
-        f"{m.get('triton_wheel')}; manifest {len(report.manifest.entries)} entries ({cats})."
+        f"{m.get('triton_wheel')}; manifest {len(report.manifest.active())} entries ({cats})."
     )
     return "\n".join(
         [
