@@ -192,8 +192,12 @@ class TargetBackend(BaseBackend):
         """
         from triton._C.libtriton import passes
 
+        # block pointers (tl.make_block_ptr, Triton <= 3.8) become plain pointer arithmetic, as the GPU backends do
+        # for targets without block loads; 3.9 removed them from the language and the pass
+        block_pointers = getattr(passes.ttir, "add_rewrite_tensor_pointer", None)
         return [
             ("inliner", passes.common.add_inliner),
+            *([("rewrite_tensor_pointer", block_pointers)] if block_pointers else []),
             ("rewrite_tensor_descriptor_to_pointer", passes.ttir.add_rewrite_tensor_descriptor_to_pointer),
             ("canonicalizer", passes.common.add_canonicalizer),
             ("combine", passes.ttir.add_combine),
