@@ -236,3 +236,25 @@ def test_fence_features_by_device():
     assert fence_features(_device("NVIDIA CUDA", 6)) == {FENCE_PTX_MEMBAR_GL}
     assert fence_features(_device("NVIDIA CUDA", None)) == {FENCE_PTX_MEMBAR_GL}
     assert fence_features(_device("Portable Computing Language", None)) == set()
+
+
+# ---- a tile element as a scalar outside any tile loop (upstream test_split_to_scalar on the H200) ------------------
+
+
+@triton.jit
+def _split_pair_to_scalars(X, Z, K):
+    pair = tl.load(X + tl.arange(0, 2))
+    lo, hi = tl.split(pair)
+    total = tl.sum(tl.load(X + 2 + tl.arange(0, 64)), axis=0)
+    tl.store(Z, lo * K + hi)
+    tl.store(Z + 1, hi - lo + total)
+
+
+@pytest.mark.parametrize("work_items", WORK_ITEMS)
+def test_split_of_a_loaded_pair_to_scalars(ocl, work_items):
+    """On a multi-work-item group the pair is spread over the work-items; each scalar is read from its published
+    copy (an assertion stopped the compile before, on NVIDIA and on PoCL with 128 work-items)."""
+    x = torch.randint(-1000, 1000, (66,), generator=torch.Generator().manual_seed(3), dtype=torch.int64)
+    z = torch.zeros(2, dtype=torch.int64)
+    _split_pair_to_scalars[(1,)](x, z, 7, **_launch_opts(work_items))
+    assert z.tolist() == [int(x[0]) * 7 + int(x[1]), int(x[1]) - int(x[0]) + int(x[2:].sum())]

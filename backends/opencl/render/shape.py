@@ -66,7 +66,9 @@ def render_splat(ctx: RenderContext, op: O.Splat) -> None:
 @RULES.register(O.Unsplat)
 def render_unsplat(ctx: RenderContext, op: O.Unsplat) -> None:
     x = ctx.get(op.src)
-    ctx.define(op.result, x if isinstance(x, str) else ctx.element(x, Idx(op.src.type.shape, lin="0u")))
+    ctx.define(
+        op.result, x if isinstance(x, str) else _uniform_element(ctx, x, Idx(op.src.type.shape, lin="0u"), op, 0)
+    )
 
 
 @RULES.register(O.Broadcast)
@@ -150,10 +152,23 @@ def render_split(ctx: RenderContext, op: O.Split) -> None:
 
         if op.results[half].type.is_tensor:
             _result_tile(ctx, op, gen, cost, index_only, index=half)
+        elif not isinstance(x, Tile):
+            ctx.define(op.results[half], x)
         else:
-            ctx.define(
-                op.results[half], ctx.element(x, Idx.of_dims(src_shape, [f"{half}u"])) if isinstance(x, Tile) else x
-            )
+            ctx.define(op.results[half], _uniform_element(ctx, x, Idx.of_dims(src_shape, [f"{half}u"]), op, half))
+
+
+def _uniform_element(ctx: RenderContext, x: Tile, idx: Idx, op: O.Op, index: int) -> str:
+    """One element of tile `x` as a scalar every work-item holds: a register tile is spread over the group, so the
+    element is read from its published copy (outside any tile loop: split of a 2-element tile to scalars)."""
+    res = op.results[index]
+    name = ctx.name_for(res)
+    with ctx.loop_body() as (inner, base):
+        value = ctx.element(x, idx)
+    ctx.emit_lines(inner)
+    ctx.emit(f"const {ctx.ctype(res)} {name} = {value};")
+    ctx.scratch_top = base
+    return name
 
 
 @RULES.register(O.Cat)
