@@ -53,6 +53,16 @@ def _wrap_int(bits: int, dtype: Any, unsigned: bool = False) -> Callable[[Any], 
     return conv
 
 
+def _param_dtype(ir_dtype: str, sig_type: str) -> str:
+    """The dtype a scalar argument is checked against: the Triton signature's where it is the unsigned type of the
+    IR's (signless) integer width, else the IR's. Triton types an int argument in [2**63, 2**64) `u64`, and its
+    TTIR parameter is a signless i64: checking the value against i64's range refused 2**64 - 1 (upstream
+    test_value_specialization_overflow); it is passed as the same 64 bits, as the native launcher passes a u64."""
+    if ir_dtype[:1] == "i" and sig_type[:1] == "u" and sig_type[1:] == ir_dtype[1:] and ir_dtype != "i1":
+        return sig_type
+    return ir_dtype
+
+
 def _round16(kind: str) -> Callable[[Any], Any]:
     import torch
 
@@ -108,7 +118,10 @@ class Launcher:
                 f"signature has {len(self.runtime_args)}"
             )
         self.kinds = [p[0] for p in params]
-        self.convert = [None if p[0] == "ptr" else _scalar_converter(p[1], p[2]) for p in params]
+        sig = [types[i] for i in self.runtime_args]
+        self.convert = [
+            None if p[0] == "ptr" else _scalar_converter(p[1], _param_dtype(p[2], t)) for p, t in zip(params, sig)
+        ]
         self.written = set(metadata.opencl_written)
         self.local = int(metadata.opencl_local_size)
         #: bytes of global scratch per program (its scratch area does not fit the device's local memory): the kernel
