@@ -25,6 +25,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .inline_calls import InlineTensorCalls
     from .int_semantics import IntSemantics
     from .math_library import MathLibrary
+    from .nan_arg_reduce import NanIgnoringArgReduce
     from .unpack_map_elementwise import UnpackMapElementwise
     from .wide_float_scan import WideFloatScan
 
@@ -32,8 +33,9 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
         return rules is not None and rules.has_own(cls)
 
     # first: every later pass sees a tensor-passing noinline function's body at its call sites
+    # then argmax/argmin skip NaN (its compares are plain cmpf, legalized like any other below)
     # then fp8 arithmetic in f32, so that the math library and every rule see f32 math only
-    passes: list[IRPass] = [InlineTensorCalls(), Fp8Arithmetic(), MathLibrary(rules=rules)]
+    passes: list[IRPass] = [InlineTensorCalls(), NanIgnoringArgReduce(), Fp8Arithmetic(), MathLibrary(rules=rules)]
     if not native(O.DotScaled):
         passes.append(DecomposeDotScaled(accumulate_f64="fp64" in descriptor.supported_dtypes))
     if not native(O.AtomicPoll):  # before the atomic loads it expands into are themselves lowered
