@@ -24,6 +24,10 @@ ALLOWED = {
     "triton_backend_sdk.backends.opencl",
     "triton_backend_sdk.backends.opencl.compiler",
     "triton_backend_sdk.backends.opencl.driver",
+    "triton_backend_sdk.faces",
+    "triton_backend_sdk.backends.cpu",
+    "triton_backend_sdk.backends.cpu.compiler",
+    "triton_backend_sdk.backends.cpu.driver",
 }
 
 #: `import triton` with the SDK's entry points left out of Triton's discovery (the interpreter without our package)
@@ -56,7 +60,7 @@ def _import_triton(prelude: str = "") -> dict:
 
 def test_import_triton_loads_only_the_light_sdk_modules():
     got = _import_triton()
-    assert {"cpu_ref", "opencl"} <= set(got["backends"]), "the entry points were not loaded: the check would be vacuous"
+    assert {"cpu_ref", "opencl", "cpu"} <= set(got["backends"]), "entry points not loaded: the check would be vacuous"
     ours = {m for m in got["modules"] if m.startswith("triton_backend_sdk")}
     assert ours - ALLOWED == set(), "import triton must not load these (import them where they are first used)"
     assert not any(m.startswith("triton_backend_sdk.ir") for m in ours)
@@ -67,7 +71,7 @@ def test_our_entry_points_add_no_other_module():
     loads without it: no llvmlite, pyopencl, torch or numpy."""
     with_ours = _import_triton()
     without = _import_triton(_HIDE_OURS)
-    assert not {"cpu_ref", "opencl"} & set(without["backends"])
+    assert not {"cpu_ref", "opencl", "cpu"} & set(without["backends"])
     added = set(with_ours["modules"]) - set(without["modules"])
     assert {m for m in added if m.split(".")[0] not in {"triton_backend_sdk", *sys.stdlib_module_names}} == set()
     for heavy in ("llvmlite", "pyopencl", "torch", "numpy"):
@@ -78,4 +82,4 @@ def test_entry_points_register_without_llvmlite_or_pyopencl():
     """Neither backend needs its code generator's library to be registered: `import triton` works where it is
     missing or broken (the error comes at the first compile, naming it)."""
     got = _import_triton("sys.modules.update(llvmlite=None, pyopencl=None)")
-    assert {"cpu_ref", "opencl"} <= set(got["backends"])
+    assert {"cpu_ref", "opencl", "cpu"} <= set(got["backends"])
