@@ -364,3 +364,21 @@ def test_version_conditioned_entries(tmp_path):
     report = classify(xml, new, [CORE])
     assert [r.id.split("::")[1] for r in report.results] == ["test_add[1]"]
     assert report.meta["unfinished_testcases"] == 2
+
+
+def test_passing_inexact_reference_entry_is_not_stale(tmp_path):
+    """torch's CPU bf16 matmul (the reference) depends on the host's oneDNN ISA: an inexact-reference entry that
+    passes on this host is no stale entry; a gpu-ir one is."""
+    xml = tmp_path / "j.xml"
+    xml.write_text(
+        '<testsuites><testsuite name="pytest">'
+        + _case("test_dot[1]")
+        + _case("test_ttgir[1]")
+        + "</testsuite></testsuites>"
+    )
+    manifest = Manifest.parse(
+        "test_core.py::test_dot[1]  # inexact-reference: torch's bf16 reference is 3 ulp off on AVX2 hosts\n"
+        "test_core.py::test_ttgir[1]  # gpu-ir: reads TTGIR\n"
+    )
+    report = classify(xml, manifest, [CORE])
+    assert report.stale == ["test_core.py::test_ttgir[1]  # gpu-ir: reads TTGIR"]

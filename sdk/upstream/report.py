@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .manifest import Manifest
+from .manifest import HOST_DEPENDENT, Manifest
 
 OUTCOMES = ("passed", "failed", "refused", "skipped", "crashed", "timeout")
 _CRASH = re.compile(r"worker '[^']+' crashed while running")
@@ -162,7 +162,11 @@ def classify(
         matched.setdefault(entry.line, []).append(r.outcome)
         if r.outcome == "failed":
             r.outcome, r.reason = "refused", f"{entry.category}: {entry.reason}"
-    stale = [e.describe() for e in manifest.entries if matched.get(e.line) and set(matched[e.line]) == {"passed"}]
+    stale = [
+        e.describe()
+        for e in manifest.entries
+        if matched.get(e.line) and set(matched[e.line]) == {"passed"} and e.category not in HOST_DEPENDENT
+    ]
     meta = dict(meta or {})
     if unfinished:
         meta["unfinished_testcases"] = unfinished
