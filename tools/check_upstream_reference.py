@@ -54,9 +54,18 @@ def assert_close(actual, expected, *args, rtol=None, atol=None, **kw):
                 f.write(f"  [{i},{j}] exact {x!r}: ours {o!r} ({(o - x) / u:+.2f} ulp), reference {r!r} "
                         f"({(r - x) / u:+.2f} ulp); sum of |products| {(a[i] * b[:, j]).abs().sum().item():.6g} "
                         f"(one fp32 ulp there: {_ulp((a[i] * b[:, j]).abs().sum().item(), torch.float32):.3g})\\n")
+                if actual.dtype == torch.float16:
+                    ub = _ulp(x, torch.bfloat16)
+                    f.write(f"    in bf16 ulps (a kernel that stores c.to(tl.bfloat16) into fp16): ours "
+                            f"{(o - x) / ub:+.2f}, reference {(r - x) / ub:+.2f}\\n")
             rounded = exact.to(actual.dtype).double()
             f.write(f"  ours == exact rounded to {actual.dtype}: {(ours == rounded).double().mean().item():.4%}; "
                     f"reference == exact rounded: {(ref == rounded).double().mean().item():.4%}\\n")
+            if actual.dtype == torch.float16:  # test_scaled_dot's kernel rounds to bf16 before its fp16 store
+                twice = exact.to(torch.bfloat16).to(torch.float16).double()
+                f.write(f"  ours == exact rounded to torch.bfloat16, then torch.float16: "
+                        f"{(ours == twice).double().mean().item():.4%}; reference: "
+                        f"{(ref == twice).double().mean().item():.4%}\\n")
     return _close(actual, expected, *args, rtol=rtol, atol=atol, **kw)
 
 
