@@ -153,6 +153,11 @@ class TargetBackend(BaseBackend):
         return {"min_dot_size": lambda lhs_type, rhs_type: (1, 1, 1), "convert_custom_types": convert_custom_types}
 
     def pack_metadata(self, metadata: Any) -> tuple:
+        """Also the first SDK code to see a kernel Triton read back from its cache, before Triton reads the entry's
+        stage files as text: one that cannot be read is named here (sdk/integrity.py checks the rest at load)."""
+        from .integrity import check_text_files
+
+        check_text_files(metadata, self.binary_ext)
         return (metadata.num_warps, metadata.num_ctas, metadata.shared)
 
     def add_stages(self, stages: dict, options: Options, language: Language = Language.TRITON) -> None:
@@ -169,6 +174,10 @@ class TargetBackend(BaseBackend):
         hook = knobs.runtime.add_stages_inspection_hook
         if hook is not None:
             hook(self, stages, options, language, None)
+        from .integrity import record_digests
+
+        # after the hook, which may wrap or add stages: the digests are of what Triton then stores
+        record_digests(stages, self.binary_ext)
 
     # ---- the SDK's stages --------------------------------------------------------------------------------------
 

@@ -116,6 +116,11 @@ class SDKUtils:
         self._driver = driver
 
     def load_binary(self, name: str, kernel: bytes, shared: int, device: int) -> tuple[Any, int, int, int, int]:
+        """The bytes are checked against the digest in the kernel's metadata first (sdk/integrity.py): a cache entry
+        whose binary was edited, truncated or swapped is recompiled, never loaded."""
+        from .integrity import checked_binary
+
+        name, kernel = checked_binary(name, kernel, self._driver.backend_name)
         module = self._driver.load_binary(name, kernel, device)
         d = self._driver.descriptor()
         return module, module.function, 0, 0, d.max_threads_per_program
@@ -147,8 +152,9 @@ class SDKDriver(DriverBase):
         self._device = 0
 
     def _checked_launcher(self, src: Any, metadata: Any) -> Any:
-        """`make_launcher`, after checking the kernel was compiled for this backend: a binary of another backend
-        (compiled while it was active) would otherwise fail somewhere inside loading with a misleading error."""
+        """`make_launcher`, after checking the kernel was compiled for this backend (a binary of another backend,
+        compiled while it was active, would otherwise fail somewhere inside loading with a misleading error) and that
+        its metadata matches the digest recorded when it was compiled."""
         target = getattr(metadata, "target", None)
         backend = getattr(target, "backend", None)
         if backend is not None and backend != self.backend_name:
@@ -158,7 +164,15 @@ class SDKDriver(DriverBase):
                 f"{self.backend_name!r}; compile it again with {self.backend_name!r} active "
                 f"(triton_backend_sdk.use({self.backend_name!r}) before the first launch), or activate {backend!r}"
             )
-        return self.make_launcher(src, metadata)
+        from .integrity import checked_metadata, expect
+
+        # a cache entry whose metadata does not match its digest is recompiled and the launcher built from the
+        # recompile's; Triton then loads the binary under the name in the metadata it read (SDKUtils.load_binary)
+        name = str(getattr(metadata, "name", ""))
+        metadata, expected = checked_metadata(src, metadata, self.backend_name)
+        launcher = self.make_launcher(src, metadata)
+        expect(name, expected)
+        return launcher
 
     # ---- what a backend supplies -------------------------------------------------------------------------------
 

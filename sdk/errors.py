@@ -69,3 +69,27 @@ class UnsupportedDtypeError(UnsupportedError):
 
 class ToolError(SDKError, RuntimeError):
     """An external tool (LLVM, an OpenCL compiler) failed; the message carries its log."""
+
+
+class CacheIntegrityError(SDKError, RuntimeError):
+    """A Triton cache entry of an SDK kernel does not match the digests recorded when it was compiled (or cannot be
+    read back), and it cannot be recompiled in place; `path` is the file, `entry` the entry's directory to delete."""
+
+    def __init__(self, path: str, what: str, entry: str | None = None, hint: str | None = None) -> None:
+        self.path = path
+        self.what = what
+        self.entry = entry
+        self.hint = hint
+        fix = hint or (
+            f"delete the cache entry (rm -r '{entry}') and launch again to recompile it"
+            if entry
+            else "delete that file's cache entry (its directory under TRITON_CACHE_DIR) and launch again"
+        )
+        super().__init__(f"corrupted Triton cache entry: {path}: {what}; {fix}")
+
+    def __reduce__(self) -> tuple:  # copy/pickle (subprocess workers) rebuild it from its parts, not its message
+        return (type(self), (self.path, self.what, self.entry, self.hint))
+
+
+class CacheIntegrityWarning(UserWarning):
+    """A Triton cache entry of an SDK kernel did not match its digest: it was not run, the kernel was recompiled."""
