@@ -327,6 +327,13 @@ def _cmd_upstream_tests(args: argparse.Namespace) -> int:
     return 0 if report.ok and not report.meta.get("interrupted") else 1
 
 
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    """Differential fuzzing (triton_backend_sdk.fuzz): exit 1 if any case mismatched or any backend failed."""
+    from .fuzz.cli import run_command
+
+    return run_command(args, UsageError)
+
+
 def _version() -> str:
     import platform
 
@@ -390,6 +397,9 @@ def _parser() -> argparse.ArgumentParser:
     u.add_argument("--all-functions", action="store_true", help="table rows for every function, not only problems")
     u.add_argument("--show", type=_int_at_least(0), default=40, help="print at most this many errors")
     u.set_defaults(fn=_cmd_upstream_tests)
+    from .fuzz.cli import add_parser as _add_fuzz_parser
+
+    _add_fuzz_parser(sub, _int_at_least, _positive_float).set_defaults(fn=_cmd_fuzz)
     return p
 
 

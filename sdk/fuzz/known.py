@@ -1,0 +1,95 @@
+"""Bugs the fuzzer found that are not fixed yet, each with the regression test that pins it (tests/test_fuzz.py,
+`xfail(strict=True)`: it fails once the bug is fixed, and then the entry goes).
+
+`matches(spec, node)` says whether a node of a kernel has the construct that triggers the bug. The report marks a
+failure whose kernel has such a node as known; `Generator(avoid=...)` (`triton-sdk fuzz --avoid-known`, and the CI
+slice) leaves the constructs out, so that a known compile error does not hide the other cases of its kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtypes as D
+from . import refnum as R
+from .spec import KernelSpec, Node
+
+OPENCL = ("opencl", "opencl@wg128")
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    test: str  # the regression test in tests/test_fuzz.py
+    backends: tuple[str, ...]
+    summary: str
+    matches: Callable[[KernelSpec, Node], bool]
+
+
+def _fp8_inexact_constant(spec: KernelSpec, n: Node) -> bool:
+    if n.dtype not in D.FP8:
+        return False
+    values = [n.attr["value"]] if n.op in ("lit", "full") else [n.attr["lo"], n.attr["hi"]] if n.op == "clamp" else []
+    return any(float(R.round_float(np.array([float(v)]), n.dtype)[0]) != float(v) for v in values)
+
+
+def _dot_one_row(spec: KernelSpec, n: Node) -> bool:
+    return n.op == "dot" and spec.BM == 1
+
+
+def _promoting(n: Node) -> bool:
+    """An operand OpenCL C computes in int for a char/short: a bitwise op, a remainder, a select."""
+    bitwise = n.op == "bin" and n.attr["sym"] in ("&", "|", "^", "%")
+    return n.op == "where" or bitwise or (n.op == "un" and n.attr["sym"] == "~")
+
+
+def _narrow_minmax_promoted(spec: KernelSpec, n: Node) -> bool:
+    return n.op == "minmax" and n.dtype in ("int8", "int16") and any(_promoting(a) for a in n.args)
+
+
+def _bf16_fma(spec: KernelSpec, n: Node) -> bool:
+    return n.op == "fma" and n.dtype == "bfloat16"
+
+
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug(
+        "test_fuzz_regression_fp8_inexact_float_constant",
+        ("cpu_ref",),
+        "an fp8 constant that the format does not hold exactly (`x + 0.1`, `x >= 0.1`, `tl.full(.., 0.1, fp8)`): "
+        "LLVM rejects `fptrunc float ... to i8` (compile error)",
+        _fp8_inexact_constant,
+    ),
+    KnownBug(
+        "test_fuzz_regression_dot_with_one_row",
+        ("opencl",),
+        "tl.dot whose result has one row (BM == 1), one work-item per program: the OpenCL C names a vector type "
+        "`float1` (compile error)",
+        _dot_one_row,
+    ),
+    KnownBug(
+        "test_fuzz_regression_narrow_signed_minmax_of_promoted_operand",
+        OPENCL,
+        "tl.minimum/maximum of int8/int16 with an operand from & | ^ % ~ or tl.where: the OpenCL C is "
+        "`min(short, short ^ short)`, an int operand, and `call to '_cl_min' is ambiguous` (compile error)",
+        _narrow_minmax_promoted,
+    ),
+    KnownBug(
+        "test_fuzz_regression_bf16_fma_rounds_once",
+        ("cpu_ref",) + OPENCL,
+        "tl.fma on bf16 rounds twice (through f32 on opencl, f64 on cpu_ref): one bf16 ulp off where the wide "
+        "result lands on a bf16 midpoint (fma(-4.75, -4.75, 2**-66) gives 22.5, correctly rounded 22.625)",
+        _bf16_fma,
+    ),
+)
+
+
+def known_for(backends: list[str] | tuple[str, ...]) -> list[KnownBug]:
+    return [k for k in KNOWN if any(b in k.backends for b in backends)]
+
+
+def matching(spec: KernelSpec, backend: str, case: int | None) -> list[KnownBug]:
+    """The known bugs of `backend` that case `case` (None: any case) of `spec` has the construct of."""
+    exprs = spec.exprs if case is None else [spec.exprs[case]]
+    return [k for k in KNOWN if backend in k.backends and any(k.matches(spec, n) for e in exprs for n in e.node.walk())]

@@ -1,0 +1,201 @@
+"""Differential fuzzing (triton_backend_sdk.fuzz): the reference numerics, the generator, a CI-sized fuzz run on
+every SDK backend that runs here, and one named regression test per bug the fuzzer found.
+
+The CI slice: `CI_CASES` expression cases (kernels of `CI_EXPRS` cases each) of seed `CI_SEED` on cpu_ref and
+opencl, compared with Triton's interpreter, 0 mismatches and 0 kernel failures expected; the constructs of the
+known bugs below (sdk/fuzz/known.py) are left out, each pinned by its xfail(strict=True) test instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import int_semantics_cases as C
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton_backend_sdk.fuzz import dtypes as D
+from triton_backend_sdk.fuzz import refnum as R
+from triton_backend_sdk.fuzz.gen import generate
+from triton_backend_sdk.fuzz.known import KNOWN
+from triton_backend_sdk.fuzz.render import render
+
+CI_SEED = 15
+CI_CASES = 512
+CI_EXPRS = 8
+
+
+# --- the reference's numerics --------------------------------------------------------------------------------------
+def test_reference_int_semantics_match_the_cuda_goldens() -> None:
+    """refnum's x/0, INT_MIN/-1, shifts >= width and float -> int agree with what Triton's CUDA path computed on an
+    H200 (tests/data/int_semantics_cuda.json) for every recorded case, without any SDK code."""
+    with open(os.path.join(os.path.dirname(__file__), "data", "int_semantics_cuda.json")) as f:
+        goldens = json.load(f)["cases"]
+    for key in C.all_keys():
+        kind, a, b = key
+        if kind == "binary":
+            x, y = (D.to_numpy(t, a) for t in C.binary_case(b, a))
+            if b in ("div", "rem"):
+                out, dst = R.divide(x, y, a, b == "rem"), a
+            else:
+                out, dst = R.shift(x, y, a, "shl" if b == "shl" else "ashr" if D.is_signed(a) else "lshr"), a
+        else:
+            out, dst = R.float_to_int(D.to_numpy(C.float_inputs(a), a), a, b), b
+        assert C.int_values(D.from_numpy(out, dst), dst) == goldens[C.key_name(key)], key
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float8e4nv", "float8e5"])
+def test_reference_rounding_matches_torch(name: str) -> None:
+    """One rounding of f32 values to each narrow format, nearest even, as torch rounds (in range: torch gives NaN
+    or inf where the SDK's fp8 saturates)."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(20000) * 10.0 ** rng.integers(-12, 8, 20000)).astype(np.float32)
+    mine = R.decode(R.convert_float(x, "float32", name), name)
+    theirs = torch.from_numpy(x).to(D.TORCH[name]).to(torch.float64).numpy()
+    inside = np.abs(x) <= D.FORMATS[name].max
+    np.testing.assert_array_equal(mine[inside], theirs[inside])
+    assert (np.abs(mine[~inside]) == (np.inf if name in ("float16", "bfloat16") else D.FORMATS[name].max)).all()
+
+
+def test_reference_exact_int64_conversion() -> None:
+    """int64 -> f32 rounds the exact integer once (not through a double)."""
+    v = np.array([(1 << 62) + (1 << 38) + 1, -((1 << 53) + 1), (1 << 63) - 1], dtype=np.int64)
+    got = R.decode(R.int_to_float(v, "int64", "float32"), "float32")
+    assert got.tolist() == [float(np.float32(2.0**62 + 2.0**39)), -(2.0**53), 2.0**63]
+
+
+# --- the generator -------------------------------------------------------------------------------------------------
+def test_generator_is_deterministic_and_renders_python() -> None:
+    for k in range(20):
+        a, b = generate(3, k), generate(3, k)
+        assert a.to_json() == b.to_json()
+        compile(render(a), f"k{k}.py", "exec")
+    assert generate(3, 0).to_json() != generate(4, 0).to_json()
+
+
+def test_generator_avoids_known_constructs() -> None:
+    from triton_backend_sdk.fuzz.known import matching
+
+    for k in range(60):
+        spec = generate(1, k, avoid=KNOWN)
+        for b in ("cpu_ref", "opencl"):
+            assert not matching(spec, b, None), (k, b)
+
+
+# --- the CI slice --------------------------------------------------------------------------------------------------
+def _runnable() -> list[str]:
+    from conftest import _unavailable
+
+    return [b for b in ("cpu_ref", "opencl") if _unavailable(b) is None]
+
+
+@pytest.mark.timeout(1800)
+def test_fuzz_ci_slice(tmp_path) -> None:
+    from triton_backend_sdk.fuzz.runner import Fuzzer
+
+    backends = _runnable()
+    if not backends:
+        pytest.skip("no SDK backend runs here")
+    fz = Fuzzer(
+        seed=CI_SEED,
+        backends=backends,
+        out=str(tmp_path),
+        exprs_per_kernel=CI_EXPRS,
+        avoid_known=True,
+        minimize_budget=60,
+        max_minimize=2,
+    )
+    report = fz.run(CI_CASES)
+    print("\n".join(report.summary()))
+    assert report.cases >= 500
+    assert not report.invalid, report.invalid[:2]
+    assert not report.failures, "\n".join(report.summary())
+    for b in backends:
+        assert report.counts[(b, "ok")] + report.counts[(b, "unchecked")] == report.cases
+
+
+# --- regression tests: one per bug the fuzzer found ----------------------------------------------------------------
+def _expect_known(request: pytest.FixtureRequest, backend: str, test: str) -> None:
+    bug = next(k for k in KNOWN if k.test == test)
+    backend = request.node.callspec.params.get("backend", backend)  # a variant: "opencl@wg128"
+    if backend in bug.backends:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"{backend}: {bug.summary}"))
+
+
+@triton.jit
+def _fp8_constants(x, o, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(x + r)
+    tl.store(o + r, (a >= 0.1).to(tl.float32))
+    tl.store(o + N + r, (a + 0.1).to(tl.float32))
+    tl.store(o + 2 * N + r, tl.full((N,), 0.1, a.dtype).to(tl.float32))
+
+
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2])
+def test_fuzz_regression_fp8_inexact_float_constant(backend, request, dtype) -> None:
+    """fuzz seed 2 kernel 1 (`x4 >= 0.1`), seed 5 kernel 4 (`-7.25 + x.to(tl.float8e5)`): a float constant an fp8
+    format does not hold exactly; 0.1 is the fp8 0.1015625 (e4m3) / 0.09375 (e5m2)."""
+    _expect_known(request, backend, "test_fuzz_regression_fp8_inexact_float_constant")
+    x = torch.tensor([0.0, 0.125, 0.0625, -1.0]).to(dtype)
+    o = torch.empty(12)
+    _fp8_constants[(1,)](x, o, N=4)
+    c = torch.tensor(0.1).to(dtype).float()
+    assert o.tolist() == [0.0, 1.0, 0.0, 0.0] + (x.float() + c).to(dtype).float().tolist() + [c.item()] * 4
+
+
+@triton.jit
+def _dot_self(a, o, M: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rk = tl.arange(0, K)
+    x = tl.load(a + rm[:, None] * K + rk[None, :])
+    tl.store(o + rm[:, None] * M + rm[None, :], tl.dot(x, tl.trans(x), input_precision="ieee"))
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (1, 1)])
+def test_fuzz_regression_dot_with_one_row(backend, request, shape) -> None:
+    """fuzz seed 1 kernel 4 / seed 2 kernel 10: tl.dot of a [1, K] tile with its transpose."""
+    _expect_known(request, backend, "test_fuzz_regression_dot_with_one_row")
+    a = torch.arange(1, shape[0] * shape[1] + 1, dtype=torch.float32).view(shape)
+    o = torch.empty(shape[0], shape[0])
+    _dot_self[(1,)](a, o, M=shape[0], K=shape[1])
+    assert torch.equal(o, a @ a.t())
+
+
+@triton.jit
+def _minmax_promoted(x, y, o, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(x + r)
+    b = tl.load(y + r)
+    tl.store(o + r, tl.maximum(a ^ 3, b))
+    tl.store(o + N + r, tl.minimum(a, ~b))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16])
+def test_fuzz_regression_narrow_signed_minmax_of_promoted_operand(backend, request, dtype) -> None:
+    """fuzz seed 3 kernel 25 (`tl.maximum(x4, x5 ^ 32767)` on int16, minimized), seed 5 kernel 48 (`x2 % 32767`)."""
+    _expect_known(request, backend, "test_fuzz_regression_narrow_signed_minmax_of_promoted_operand")
+    x = torch.tensor([1, -2, 100, 7], dtype=dtype)
+    y = torch.tensor([2, 5, -9, 7], dtype=dtype)
+    o = torch.empty(8, dtype=dtype)
+    _minmax_promoted[(1,)](x, y, o, N=4)
+    assert o.tolist() == torch.maximum(x ^ 3, y).tolist() + torch.minimum(x, ~y).tolist()
+
+
+@triton.jit
+def _fma(x, y, z, o, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(o + r, tl.fma(tl.load(x + r), tl.load(y + r), tl.load(z + r)))
+
+
+def test_fuzz_regression_bf16_fma_rounds_once(backend, request) -> None:
+    """fuzz seed 4 kernel 0 (minimized to `tl.fma(x0, x0, x2)` on bf16): (-4.75)**2 = 22.5625 is the midpoint of
+    the bf16 neighbours 22.5 and 22.625; the tiny addend puts the exact result above it, so fma rounds up."""
+    _expect_known(request, backend, "test_fuzz_regression_bf16_fma_rounds_once")
+    x = torch.tensor([-4.75, -4.75], dtype=torch.bfloat16)
+    z = torch.tensor([2.0**-66, 2.7e-9], dtype=torch.bfloat16)
+    o = torch.empty(2, dtype=torch.bfloat16)
+    _fma[(1,)](x, x, z, o, N=2)
+    assert o.tolist() == [22.625, 22.625]
