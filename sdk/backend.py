@@ -201,8 +201,9 @@ class TargetBackend(BaseBackend):
         """
         from triton._C.libtriton import passes
 
-        # block pointers (tl.make_block_ptr, Triton <= 3.8) become plain pointer arithmetic, as the GPU backends do
-        # for targets without block loads; 3.9 removed them from the language and the pass
+        # block pointers (tt.make_tensor_ptr, which the 3.6 wheel's tl.make_block_ptr emits) become plain pointer
+        # arithmetic, as the GPU backends do for targets without block loads; 3.8 lowers tl.make_block_ptr to a
+        # tensor descriptor instead and has no such pass, 3.9 removed block pointers
         block_pointers = getattr(passes.ttir, "add_rewrite_tensor_pointer", None)
         return [
             ("inliner", passes.common.add_inliner),
