@@ -85,6 +85,53 @@ def test_generator_avoids_known_constructs() -> None:
             assert not matching(spec, b, None), (k, b)
 
 
+# --- comparison and crash isolation -------------------------------------------------------------------------------
+def _guarded(values: list[float], dtype: str = "float32") -> torch.Tensor:
+    from triton_backend_sdk.fuzz.inputs import GUARD, SENTINEL_BYTE
+
+    t = torch.full(((len(values) + 2 * GUARD) * 4,), SENTINEL_BYTE, dtype=torch.uint8).view(D.TORCH[dtype])
+    t[GUARD : GUARD + len(values)] = torch.tensor(values, dtype=D.TORCH[dtype])
+    return t
+
+
+def test_compare_is_exact_for_exact_ops_and_uses_the_runs_spread_otherwise() -> None:
+    from triton_backend_sdk.fuzz.compare import compare
+    from triton_backend_sdk.fuzz.inputs import GUARD
+    from triton_backend_sdk.fuzz.spec import Expr, Node
+
+    load = Node("load", "float32", attr={"name": "x0"})
+    exact = Expr("elementwise", Node("bin", "float32", [load, load], {"sym": "+"}))
+    approx = Expr("elementwise", Node("math", "float32", [load], {"fn": "exp"}))
+    one_ulp = float(np.nextafter(np.float32(1.5), np.float32(2)))
+    assert compare(exact, [_guarded([1.5, 2.0])], _guarded([1.5, 2.0])).status == "ok"
+    res = compare(exact, [_guarded([1.5, 2.0])], _guarded([one_ulp, 2.0]))
+    assert (res.status, res.kind, res.bad) == ("mismatch", "float", 1)
+    runs = [_guarded([1.5, 2.0]), _guarded([one_ulp, 2.0]), _guarded([1.5, 2.0])]
+    assert compare(approx, runs, _guarded([one_ulp, 2.0])).status == "ok"
+    assert compare(approx, runs, _guarded([1.75, 2.0])).kind == "float-approx"
+    nan_or_not = [_guarded([float("nan"), 2.0]), _guarded([1.0, 2.0])]
+    res = compare(approx, nan_or_not, _guarded([5.0, 2.0]))
+    assert (res.status, res.skipped) == ("ok", 1)  # an element the runs disagree on is ill-conditioned
+    written_past = _guarded([1.5, 2.0])
+    written_past[GUARD + 2] = 0.0
+    assert compare(exact, [_guarded([1.5, 2.0])], written_past).kind == "guard"
+
+
+def test_a_crashing_worker_is_reported_and_replaced(tmp_path) -> None:
+    from triton_backend_sdk.fuzz.pool import Worker
+
+    crash = tmp_path / "crash.py"
+    crash.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    w = Worker("interpreter", str(tmp_path / "w.log"))
+    try:
+        r = w.run({"id": 0, "file": str(crash), "result": str(tmp_path / "r.pt")}, timeout=120)
+        assert r.status == "crash" and r.info["returncode"] == -11
+        r = w.run({"id": 1, "file": str(tmp_path / "missing.py"), "result": str(tmp_path / "r.pt")}, timeout=120)
+        assert r.status == "error" and r.info["phase"] == "load"  # a fresh worker answered
+    finally:
+        w.close()
+
+
 # --- the CI slice --------------------------------------------------------------------------------------------------
 def _runnable() -> list[str]:
     from conftest import _unavailable

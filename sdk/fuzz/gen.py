@@ -178,7 +178,7 @@ class Generator:
         return Node("full", t, attr={"value": self.literal(t)})
 
     def node(self, t: str, depth: int) -> Node:
-        if depth <= 0 or self.r.random() < 0.25:
+        if depth <= 0 or self.r.random() < 0.2:
             return self.leaf(t)
         if t == D.BOOL:
             return self.bool_node(depth)
