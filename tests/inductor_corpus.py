@@ -64,10 +64,12 @@ class Workload:
     config: dict[str, Any] = field(default_factory=dict)
     #: seconds, for the subprocess runner and pytest-timeout
     timeout: int = 600
+    #: what else the workload exercises, for the report (integer data, int64 indices)
+    also: tuple[str, ...] = ()
 
     @property
     def tags(self) -> str:
-        bits = [str(self.dtype).removeprefix("torch.")]
+        bits = [str(self.dtype).removeprefix("torch."), *self.also]
         if self.dynamic:
             bits.append("dynamic")
         if self.backward:
@@ -577,10 +579,10 @@ WORKLOADS: list[Workload] = [
     W("special_extreme", special_extreme),
     W("nan_inf", nan_inf),
     W("fp64_pointwise", fp64_pointwise, torch.float64),
-    W("int64_arith", int64_arith),
-    W("int32_arith", int32_arith),
-    W("gather_int64", gather_int64),
-    W("scatter_add", scatter_add),
+    W("int64_arith", int64_arith, also=("int64",)),
+    W("int32_arith", int32_arith, also=("int32",)),
+    W("gather_int64", gather_int64, also=("i64 index",)),
+    W("scatter_add", scatter_add, also=("i64 index",)),
     W("layer_norm", layer_norm),
     W("layer_norm_fp16", layer_norm, torch.float16),
     W("layer_norm_dynamic", layer_norm_dynamic, dynamic=True),
@@ -596,18 +598,18 @@ WORKLOADS: list[Workload] = [
     W("softmax_bwd", softmax, backward=True),
     W("log_softmax", log_softmax),
     W("masked_softmax", masked_softmax),
-    W("cross_entropy", cross_entropy),
+    W("cross_entropy", cross_entropy, also=("i64 index",)),
     W("cross_entropy_bwd", cross_entropy, backward=True),
     W("cross_entropy_smooth_bwd", cross_entropy_smooth, backward=True),
     W("cross_entropy_dynamic", cross_entropy_dynamic, dynamic=True),
     W("nll_loss", nll_loss),
-    W("embedding", embedding),
-    W("embedding_bwd", embedding_module, backward=True),
-    W("reductions", reductions),
+    W("embedding", embedding, also=("i64 index",)),
+    W("embedding_bwd", embedding_module, backward=True, also=("i64 index",)),
+    W("reductions", reductions, also=("int64 argmax",)),
     W("reductions_dynamic", reductions_dynamic, dynamic=True),
     W("var_mean", var_mean),
     W("cumsum", cumsum),
-    W("cumsum_int64", cumsum_int64),
+    W("cumsum_int64", cumsum_int64, also=("int64",)),
     W("logcumsumexp", logcumsumexp),
     W("sort", sort, timeout=900),
     W("max_pool", max_pool),
@@ -907,6 +909,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", action="append", help="SDK backend behind Triton's 'cpu' (repeatable)")
     p.add_argument("--out", help="write the results table to this file")
     p.add_argument("-k", default="", help="only workloads whose name contains this")
+    p.add_argument("--from-log", help="rebuild the table from the per-workload lines a run printed (no new run)")
+    p.add_argument("--note", default="", help="a line to add under the header (e.g. the commit the run was made at)")
     p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
@@ -914,12 +918,19 @@ def main(argv: list[str] | None = None) -> int:
     backends = a.backend or ["cpu_ref", "opencl"]
     chosen = [w for w in WORKLOADS if a.k in w.name]
     rows: dict[str, dict[str, tuple[str, float, str]]] = {}
-    for w in chosen:
+    if a.from_log:
+        with open(a.from_log) as f:
+            for line in f:
+                parts = line.rstrip("\n").split(None, 4)
+                if len(parts) >= 4 and parts[0] in BY_NAME and parts[1] in backends and parts[3].endswith("s"):
+                    rows.setdefault(parts[0], {})[parts[1]] = (parts[2], float(parts[3][:-1]), (parts[4:] or [""])[0])
+        chosen = [w for w in chosen if all(b in rows.get(w.name, {}) for b in backends)]
+    for w in [] if a.from_log else chosen:
         rows[w.name] = {}
         for b in backends:
             rows[w.name][b] = res = run_one(b, w)
-            print(f"{w.name:28} {b:8} {res[0]:7} {res[1]:6.1f}s {res[2]}", flush=True)
-    text = report(chosen, backends, rows)
+            print(f"{w.name:30} {b:8} {res[0]:7} {res[1]:6.1f}s {res[2]}", flush=True)
+    text = report(chosen, backends, rows, a.note)
     print(text)
     if a.out:
         with open(a.out, "w") as f:
@@ -927,7 +938,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(r[0] == "pass" for row in rows.values() for r in row.values()) else 1
 
 
-def report(chosen: list[Workload], backends: list[str], rows: dict[str, dict[str, tuple[str, float, str]]]) -> str:
+def report(
+    chosen: list[Workload], backends: list[str], rows: dict[str, dict[str, tuple[str, float, str]]], note: str = ""
+) -> str:
     import platform
 
     import triton
@@ -942,6 +955,7 @@ def report(chosen: list[Workload], backends: list[str], rows: dict[str, dict[str
         f"{os.cpu_count()} CPUs; command: python tests/inductor_corpus.py "
         + " ".join(f"--backend {b}" for b in backends)
         + " --out benchmarks/results/inductor_corpus.txt",
+        *([note] if note else []),
         "",
     ]
     for b in backends:
@@ -951,11 +965,11 @@ def report(chosen: list[Workload], backends: list[str], rows: dict[str, dict[str
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: kv[0] != "pass"))
         lines.append(f"{b}: {summary} (of {len(rows)})")
     lines.append("")
-    head = f"{'workload':28} {'tags':20} " + " ".join(f"{b:>16}" for b in backends)
+    head = f"{'workload':30} {'tags':30} " + " ".join(f"{b:>16}" for b in backends)
     lines += [head, "-" * len(head)]
     for w in chosen:
         cells = " ".join(f"{rows[w.name][b][0] + f' {rows[w.name][b][1]:.0f}s':>16}" for b in backends)
-        lines.append(f"{w.name:28} {w.tags:20} {cells}")
+        lines.append(f"{w.name:30} {w.tags:30} {cells}")
     lines += ["", "Failures and their causes:"]
     any_failed = False
     for w in chosen:

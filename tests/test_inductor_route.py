@@ -269,6 +269,23 @@ def test_cpu_backend_triton_is_the_only_step(base):
 # ---- the corpus -------------------------------------------------------------------------------------------------
 
 
+def test_the_comparison_catches_what_eager_does_not_do():
+    """The corpus's tolerance is eager's own error against fp64 (times 4) plus a floor: a result off by more, a NaN
+    eager has not, or a changed integer is a failure; low-precision rounding eager also has is not."""
+    ref = torch.linspace(-3, 3, 1000, dtype=torch.float64)
+    eager32 = ref.float()
+    assert corpus.compare([eager32 + 1e-7], [eager32], [ref], torch.float32) is None
+    assert "max error" in corpus.compare([eager32 + 1e-3], [eager32], [ref], torch.float32)
+    bf = ref.to(torch.bfloat16)
+    assert corpus.compare([(ref * (1 + 2**-9)).to(torch.bfloat16)], [bf], [ref], torch.bfloat16) is None
+    assert "max error" in corpus.compare([(ref * 1.05).to(torch.bfloat16)], [bf], [ref], torch.bfloat16)
+    nan = eager32.clone()
+    nan[3] = float("nan")
+    assert "non-finite" in corpus.compare([nan], [eager32], [ref], torch.float32)
+    ints = torch.arange(10)
+    assert "differ from eager" in corpus.compare([ints + (ints == 4)], [ints], [ints], torch.float32)
+
+
 @pytest.fixture
 def cpu_face(backend: str, request: pytest.FixtureRequest):
     """The "cpu" face of the `backend` fixture's SDK backend for the test, the previous face restored after."""
