@@ -25,6 +25,9 @@ def add_parser(sub: Any, int_at_least: Any, positive_float: Any) -> argparse.Arg
     f.add_argument("--jobs", type=int_at_least(1), default=1, help="worker processes per backend (default 1)")
     f.add_argument("--opt-levels", nargs="+", type=int, default=[3], help="opt_level of each kernel, drawn from these")
     f.add_argument("--timeout", type=positive_float, default=600, help="seconds a worker may take for one kernel")
+    f.add_argument(
+        "--time-limit", type=positive_float, default=None, help="start no kernel after this many seconds; report"
+    )
     f.add_argument("--minimize-seconds", type=float, default=120, help="time to shrink each failure (needs --out)")
     f.add_argument("--avoid-known", action="store_true", help="leave out the constructs of known bugs (known.py)")
     f.add_argument("--replay", default=None, help="run this generated kernel file (a repro) and compare, no fuzzing")
@@ -62,6 +65,7 @@ def run_command(args: argparse.Namespace, usage_error: type[Exception]) -> int:
         opt_levels=tuple(args.opt_levels),
         minimize_budget=args.minimize_seconds,
         avoid_known=args.avoid_known,
+        time_limit=args.time_limit,
         progress=None if args.quiet else lambda msg: print(msg, file=sys.stderr, flush=True),
     )
     report = fz.run(args.cases)

@@ -45,6 +45,7 @@ class Worker:
             stderr=self.log,
             text=True,
             env=self.env,
+            start_new_session=True,  # a Ctrl-C reaches the fuzzer, which finishes the jobs under way
         )
         self.lines = queue.Queue()
         threading.Thread(target=self._read, args=(self.proc, self.lines), daemon=True).start()

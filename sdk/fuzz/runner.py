@@ -61,6 +61,7 @@ class FuzzReport:
     busy_s: Counter = field(default_factory=Counter)  # per backend: seconds its workers spent on jobs
     skipped_elements: int = 0
     elements: int = 0
+    stopped: str | None = None  # "time limit" or "interrupted": the counts cover the kernels that ran
 
     @property
     def ok(self) -> bool:
@@ -74,7 +75,8 @@ class FuzzReport:
         return Counter(f.kind for f in self.failures)
 
     def summary(self) -> list[str]:
-        lines = [f"fuzz: seed {self.seed}, {self.kernels} kernels, {self.cases} cases, {self.seconds:.1f} s"]
+        stop = f" (stopped: {self.stopped})" if self.stopped else ""
+        lines = [f"fuzz: seed {self.seed}, {self.kernels} kernels, {self.cases} cases, {self.seconds:.1f} s{stop}"]
         for b in self.backends:
             c = {k[1]: v for k, v in self.counts.items() if k[0] == b}
             lines.append(
@@ -106,6 +108,7 @@ class FuzzReport:
             "failures": [f.__dict__ for f in self.failures],
             "invalid": self.invalid,
             "seconds": round(self.seconds, 1),
+            "stopped": self.stopped,
             "compile_s": {b: round(s, 1) for b, s in self.compile_s.items()},
             "busy_s": {b: round(s, 1) for b, s in self.busy_s.items()},
             "elements": self.elements,
@@ -189,6 +192,7 @@ class Fuzzer:
         minimize_budget: float = 120.0,
         max_minimize: int = 8,
         avoid_known: bool = False,
+        time_limit: float | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> None:
         self.seed = seed
@@ -201,6 +205,7 @@ class Fuzzer:
         self.minimize_budget = minimize_budget
         self.max_minimize = max_minimize
         self.avoid = tuple(known_for(self.backends)) if avoid_known else ()
+        self.time_limit = time_limit  # no kernel is started after this many seconds
         self.progress = progress or (lambda msg: None)
 
     # --- the run -------------------------------------------------------------------------------------------------
@@ -239,8 +244,13 @@ class Fuzzer:
         lock = threading.Lock()
         done: queue.Queue[int] = queue.Queue()
 
+        stop = threading.Event()
+        deadline = t0 + self.time_limit if self.time_limit else None
+
         def serve(backend: str, w: int) -> None:
             while True:
+                if stop.is_set() or (deadline is not None and time.monotonic() > deadline):
+                    return
                 try:
                     k = todo[backend].get_nowait()
                 except queue.Empty:
@@ -261,14 +271,27 @@ class Fuzzer:
         ]
         for t in threads:
             t.start()
-        for n in range(len(specs)):
-            k = done.get()
+        n = 0
+        while n < len(specs):
+            try:
+                k = done.get(timeout=1.0)
+            except queue.Empty:
+                if not any(t.is_alive() for t in threads):  # stopped: kernels not run by every backend are dropped
+                    report.stopped = report.stopped or "time limit"
+                    break
+                continue
+            except KeyboardInterrupt:  # finish the jobs under way, report what ran
+                stop.set()
+                report.stopped = "interrupted"
+                self.progress("interrupted: finishing the kernels under way (Ctrl-C again to abort)")
+                continue
+            n += 1
             self._evaluate(specs[k], paths[k], replies.pop(k), report)
             report.kernels += 1
             report.cases += len(specs[k].exprs)
             mism = len(report.failures)
             self.progress(
-                f"[{n + 1}/{len(specs)} kernels] {report.cases} cases, {mism} failures, "
+                f"[{n}/{len(specs)} kernels] {report.cases} cases, {mism} failures, "
                 f"{len(report.invalid)} invalid, {time.monotonic() - t0:.0f} s"
             )
         for t in threads:
