@@ -185,6 +185,13 @@ def special_extreme(g: torch.Generator) -> Case:
     return one(f, torch.linspace(-3.0, 30.0, 4099))
 
 
+def rounding(g: torch.Generator) -> Case:
+    def f(x):
+        return torch.round(x), torch.floor(x), torch.ceil(x), torch.trunc(x), torch.frac(x), torch.round(x, decimals=2)
+
+    return one(f, randn(g, 64, 129, scale=10))
+
+
 def nan_inf(g: torch.Generator) -> Case:
     def f(x):
         y = torch.nan_to_num(torch.log(x), nan=0.0, posinf=1e4, neginf=-1e4)
@@ -577,6 +584,7 @@ WORKLOADS: list[Workload] = [
     W("broadcast_bias_bf16", broadcast_bias, torch.bfloat16),
     W("transcendental", transcendental),
     W("special_extreme", special_extreme),
+    W("rounding", rounding),
     W("nan_inf", nan_inf),
     W("fp64_pointwise", fp64_pointwise, torch.float64),
     W("int64_arith", int64_arith, also=("int64",)),
