@@ -232,6 +232,42 @@ def test_fuzz_regression_narrow_signed_minmax_of_promoted_operand(backend, reque
 
 
 @triton.jit
+def _copy(x, o, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(o + r, tl.load(x + r))
+
+
+def test_fuzz_regression_e5m2_infinity_loaded_and_stored(backend, request) -> None:
+    """fuzz seed 100 kernel 91 (minimized to `tl.store(out0 + offs, x5, mask=mask)` of an e5m2 input)."""
+    _expect_known(request, backend, "test_fuzz_regression_e5m2_infinity_loaded_and_stored")
+    x = torch.tensor([0x7C, 0xFC, 0x3C, 0x7B], dtype=torch.uint8).view(torch.float8_e5m2)  # +inf -inf 1 57344
+    o = torch.zeros_like(x)
+    _copy[(1,)](x, o, N=4)
+    assert o.view(torch.uint8).tolist() == [0x7C, 0xFC, 0x3C, 0x7B]
+
+
+@triton.jit
+def _abs_then(x, o, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.abs(tl.load(x + r))
+    tl.store(o + r, a % 7)
+    tl.store(o + N + r, (a < 0).to(o.dtype.element_ty))
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_fuzz_regression_abs_of_int_min(backend, request, dtype) -> None:
+    """fuzz seed 100 kernel 122 (minimized to `(tl.abs(x0) % 7).to(tl.uint32)` on int32): abs(INT_MIN) wraps to
+    INT_MIN in Triton (as in torch), so it stays negative."""
+    _expect_known(request, backend, "test_fuzz_regression_abs_of_int_min")
+    lo = torch.iinfo(dtype).min
+    x = torch.tensor([lo, -9, 9, lo + 1], dtype=dtype)
+    o = torch.empty(8, dtype=dtype)
+    _abs_then[(1,)](x, o, N=4)
+    a = torch.where(x == lo, x, x.abs())
+    assert o.tolist() == torch.fmod(a, 7).tolist() + (a < 0).to(dtype).tolist()
+
+
+@triton.jit
 def _fma(x, y, z, o, N: tl.constexpr):
     r = tl.arange(0, N)
     tl.store(o + r, tl.fma(tl.load(x + r), tl.load(y + r), tl.load(z + r)))

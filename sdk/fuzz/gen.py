@@ -139,6 +139,9 @@ class Generator:
         other = None
         if mask == "holes" or r.random() < 0.5:
             other = self.literal(t) if t != D.BOOL else 0
+        for bug in self.avoid:
+            if bug.safe_fill is not None:
+                fill = bug.safe_fill(t, fill)
         inp = Input(f"x{len(self.inputs)}", t, layout, fill, mask, other)
         self.inputs.append(inp)
         return inp
