@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..conformance.cases.inputs import TORCH as _CASE_TORCH
+
 SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
 INTS = SIGNED + UNSIGNED
@@ -54,19 +56,9 @@ FORMATS: dict[str, FloatFormat] = {
     "float8e5": FloatFormat("float8e5", 3, -14, 57344.0, True, True),
 }
 
+#: the conformance cases' table (bool spelled as Triton's int1) plus the fp8 formats
 TORCH: dict[str, torch.dtype] = {
-    "int8": torch.int8,
-    "int16": torch.int16,
-    "int32": torch.int32,
-    "int64": torch.int64,
-    "uint8": torch.uint8,
-    "uint16": torch.uint16,
-    "uint32": torch.uint32,
-    "uint64": torch.uint64,
-    "float16": torch.float16,
-    "bfloat16": torch.bfloat16,
-    "float32": torch.float32,
-    "float64": torch.float64,
+    **{k: v for k, v in _CASE_TORCH.items() if k != "bool"},
     "float8e4nv": torch.float8_e4m3fn,
     "float8e5": torch.float8_e5m2,
     "int1": torch.bool,
