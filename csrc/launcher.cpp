@@ -411,67 +411,52 @@ class Launcher {
 
   void call(const py::args &call_args) {
     PyObject *tuple = call_args.ptr();
-    const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
-    if (n < kFixedCallArgs)
-      throw py::type_error(
-          "Launcher expects (gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata, "
-          "launch_enter_hook, launch_exit_hook, *args), got " +
-          std::to_string(n) + " positional arguments");
-    const Py_ssize_t nargs = n - kFixedCallArgs;
-    if (nargs != static_cast<Py_ssize_t>(params_.size())) throw py::type_error(count_message(nargs));
-
-    const int64_t gx = grid_dim(PyTuple_GET_ITEM(tuple, 0), "gridX");
-    const int64_t gy = grid_dim(PyTuple_GET_ITEM(tuple, 1), "gridY");
-    const int64_t gz = grid_dim(PyTuple_GET_ITEM(tuple, 2), "gridZ");
-    int64_t total = 0;
-    if (__builtin_mul_overflow(gx, gy, &total) || __builtin_mul_overflow(total, gz, &total))
-      throw py::value_error("Launcher: grid " + std::to_string(gx) + " x " + std::to_string(gy) + " x " +
-                            std::to_string(gz) + " has more than 2**63 programs");
+    Prepared a;
+    prepare(tuple, &a);
     PyObject *function = PyTuple_GET_ITEM(tuple, 4);
     PyObject *launch_metadata = PyTuple_GET_ITEM(tuple, 6);
     PyObject *enter_hook = PyTuple_GET_ITEM(tuple, 7);
     PyObject *exit_hook = PyTuple_GET_ITEM(tuple, 8);
 
-    uint64_t inline_slots[kInlineArgs];
-    void *inline_ptrs[kInlineArgs];
-    std::vector<uint64_t> heap_slots;
-    std::vector<void *> heap_ptrs;
-    uint64_t *slots = inline_slots;
-    void **ptrs = inline_ptrs;
-    if (num_runtime_ > kInlineArgs) {
-      heap_slots.resize(num_runtime_);
-      heap_ptrs.resize(num_runtime_);
-      slots = heap_slots.data();
-      ptrs = heap_ptrs.data();
-    }
-    int r = 0;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      const int kind = params_[i].kind;
-      if (kind == KIND_SKIP) continue;
-      slots[r] = 0;
-      convert(i, PyTuple_GET_ITEM(tuple, kFixedCallArgs + static_cast<Py_ssize_t>(i)), &slots[r]);
-      ptrs[r] = &slots[r];
-      ++r;
-    }
-
     uint64_t fn_addr = 0;
-    if (total > 0) {
+    if (a.total > 0) {
       fn_addr = function_address(function);
       if (fn_addr == 0) throw py::value_error("Launcher: the kernel function address is 0");
     }
 
     call_hook(enter_hook, launch_metadata);
-    if (total > 0) {
+    if (a.total > 0) {
       auto fn = reinterpret_cast<EntryFn>(static_cast<uintptr_t>(fn_addr));
       bool completed;
       {
         py::gil_scoped_release nogil;
-        completed =
-            execute(fn, ptrs, static_cast<int32_t>(gx), static_cast<int32_t>(gy), static_cast<int32_t>(gz), total);
+        completed = execute(fn, a.ptrs, static_cast<int32_t>(a.gx), static_cast<int32_t>(a.gy),
+                            static_cast<int32_t>(a.gz), a.total);
       }
       if (!completed) throw py::error_already_set();  // the signal handler's exception (KeyboardInterrupt)
     }
     call_hook(exit_hook, launch_metadata);
+  }
+
+  // The launch contract without the launch: checks and converts a launcher call exactly as __call__ does and
+  // returns (gridX, gridY, gridZ, slots), slots holding 8 bytes per runtime argument (the values the kernel would
+  // get). Backends that launch by other means (opencl) take their arguments from it, so one contract holds.
+  py::tuple pack(const py::args &call_args) {
+    Prepared a;
+    prepare(call_args.ptr(), &a);
+    py::bytes slots(reinterpret_cast<const char *>(a.slots), static_cast<size_t>(num_runtime_) * sizeof(uint64_t));
+    return py::make_tuple(a.gx, a.gy, a.gz, slots);
+  }
+
+  // Pointer element types: expected[i] is the dtype object a tensor for parameter i is expected to carry (None:
+  // unchecked); a tensor whose `dtype` is another object is passed to check(i, arg), which returns None when it
+  // is acceptable after all (an equivalent dtype) or the message of the TypeError.
+  void set_pointer_contract(const std::vector<py::object> &expected, py::object check) {
+    if (expected.size() != params_.size())
+      throw py::value_error("Launcher.set_pointer_contract: got " + std::to_string(expected.size()) +
+                            " dtypes for " + std::to_string(params_.size()) + " parameters");
+    expected_ = expected;
+    check_ = std::move(check);
   }
 
   std::vector<int> kinds() const {
@@ -497,6 +482,73 @@ class Launcher {
   }
 
  private:
+  // A checked launcher call: grid, program count and each runtime argument's value in its own 8-byte slot.
+  struct Prepared {
+    int64_t gx = 0, gy = 0, gz = 0, total = 0;
+    uint64_t inline_slots[kInlineArgs];
+    void *inline_ptrs[kInlineArgs];
+    std::vector<uint64_t> heap_slots;
+    std::vector<void *> heap_ptrs;
+    uint64_t *slots = inline_slots;
+    void **ptrs = inline_ptrs;
+  };
+
+  void prepare(PyObject *tuple, Prepared *a) const {
+    const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    if (n < kFixedCallArgs)
+      throw py::type_error(
+          "Launcher expects (gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata, "
+          "launch_enter_hook, launch_exit_hook, *args), got " +
+          std::to_string(n) + " positional arguments");
+    const Py_ssize_t nargs = n - kFixedCallArgs;
+    if (nargs != static_cast<Py_ssize_t>(params_.size())) throw py::type_error(count_message(nargs));
+
+    a->gx = grid_dim(PyTuple_GET_ITEM(tuple, 0), "gridX");
+    a->gy = grid_dim(PyTuple_GET_ITEM(tuple, 1), "gridY");
+    a->gz = grid_dim(PyTuple_GET_ITEM(tuple, 2), "gridZ");
+    if (__builtin_mul_overflow(a->gx, a->gy, &a->total) || __builtin_mul_overflow(a->total, a->gz, &a->total))
+      throw py::value_error("Launcher: grid " + std::to_string(a->gx) + " x " + std::to_string(a->gy) + " x " +
+                            std::to_string(a->gz) + " has more than 2**63 programs");
+    if (num_runtime_ > kInlineArgs) {
+      a->heap_slots.resize(num_runtime_);
+      a->heap_ptrs.resize(num_runtime_);
+      a->slots = a->heap_slots.data();
+      a->ptrs = a->heap_ptrs.data();
+    }
+    int r = 0;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const int kind = params_[i].kind;
+      if (kind == KIND_SKIP) continue;
+      a->slots[r] = 0;
+      convert(i, PyTuple_GET_ITEM(tuple, kFixedCallArgs + static_cast<Py_ssize_t>(i)), &a->slots[r]);
+      a->ptrs[r] = &a->slots[r];
+      ++r;
+    }
+  }
+
+  // The element type of a tensor against the kernel's signature (set_pointer_contract); identity is the fast path.
+  void check_pointer_dtype(size_t i, PyObject *obj) const {
+    if (expected_.empty() || expected_[i].is_none()) return;
+    static PyObject *s_dtype = PyUnicode_InternFromString("dtype");
+    PyObject *dtype = PyObject_GetAttr(obj, s_dtype);
+    if (dtype == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    const bool same = dtype == expected_[i].ptr();
+    Py_DECREF(dtype);
+    if (same) return;
+    PyObject *msg = PyObject_CallFunction(check_.ptr(), "nO", static_cast<Py_ssize_t>(i), obj);
+    if (msg == nullptr) throw py::error_already_set();
+    if (msg == Py_None) {
+      Py_DECREF(msg);
+      return;
+    }
+    const std::string text = str_of(msg);
+    Py_DECREF(msg);
+    fail(i, text);
+  }
+
   std::string count_message(Py_ssize_t got) const {
     std::string s = "Launcher: expected " + std::to_string(params_.size()) + " kernel arguments (";
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -682,6 +734,7 @@ class Launcher {
       }
     }
 
+    check_pointer_dtype(i, obj);
     PyObject *ret = PyObject_CallMethodNoArgs(obj, s_data_ptr);
     if (ret == nullptr) {
       if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
@@ -813,6 +866,8 @@ class Launcher {
   }
 
   std::vector<Param> params_;
+  std::vector<py::object> expected_;  // per parameter: the tensor dtype its signature names, or None
+  py::object check_;
   int num_runtime_ = 0;
   std::string backend_;
 };
@@ -855,6 +910,14 @@ PYBIND11_MODULE(_native, m) {
            "launch_exit_hook, *args)\n\nConverts args (TypeError naming the argument on failure), calls "
            "launch_enter_hook(launch_metadata) if set,\nruns the gridX*gridY*gridZ programs with the GIL released, "
            "then calls launch_exit_hook(launch_metadata).")
+      .def("pack", &Launcher::pack,
+           "pack(gridX, gridY, gridZ, stream, function, packed_metadata, launch_metadata, launch_enter_hook, "
+           "launch_exit_hook, *args)\n\nChecks and converts the call as __call__ does (same errors), runs nothing; "
+           "returns\n(gridX, gridY, gridZ, slots): 8 bytes per runtime argument, the values the kernel would get.")
+      .def("set_pointer_contract", &Launcher::set_pointer_contract, py::arg("expected"), py::arg("check"),
+           "set_pointer_contract(expected, check)\n\nexpected[i]: the dtype object a tensor for parameter i must "
+           "carry (None: unchecked);\nanother dtype calls check(i, arg) -> None (acceptable) or the TypeError's "
+           "message.")
       .def_property_readonly("kinds", &Launcher::kinds)
       .def_property_readonly("names", &Launcher::names)
       .def_property_readonly("num_runtime_args", &Launcher::num_runtime_args)

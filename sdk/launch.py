@@ -124,9 +124,81 @@ def flatten_descriptors(args: tuple, positions: set[int]) -> tuple:
     return tuple(flat)
 
 
-def make_native_launcher(src: Any, metadata: Any, backend: str) -> Any:
+def _element_type(ty: str) -> str | None:
+    """The canonical element type of a pointer signature entry (`*fp32`, `*kbf16` -> 'fp32', 'bf16'), else None."""
+    from triton._utils import type_canonicalisation_dict
+
+    if not ty.startswith("*"):
+        return None
+    return type_canonicalisation_dict.get(ty[2:] if ty.startswith("*k") else ty[1:])
+
+
+def _dtype_element_type(dtype: Any) -> str | None:
+    """The canonical element type of a torch dtype or a Triton dtype (a `triton.reinterpret` view), else None."""
+    from triton._utils import type_canonicalisation_dict
+
+    return type_canonicalisation_dict.get(str(dtype).split(".")[-1])
+
+
+#: the torch dtypes Triton's JIT maps tensors of to pointer types (torch.bool, not torch 2.13's torch.int1, is `u1`)
+_TORCH_DTYPES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "float8_e5m2",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+)
+
+
+def pointer_contract(types: list[str]) -> tuple[list[Any], Any]:
+    """(expected torch dtype per parameter or None, check(i, arg)) for `Launcher.set_pointer_contract`.
+
+    A tensor passed for a `*T` parameter must hold T elements: a kernel compiled ahead of time for `*fp32` and given
+    an fp16 tensor would read garbage and past the buffer's end. Triton's JIT never gets here with a mismatch (it
+    specializes on the tensor's dtype); AOT launches (`triton.compile(...)[grid](...)`) do."""
+    try:
+        import torch
+    except ImportError:
+        return [None] * len(types), None
+    dtypes = [getattr(torch, n, None) for n in _TORCH_DTYPES]
+    by_name = {_dtype_element_type(d): d for d in dtypes if d is not None}
+    elements = [_element_type(t) for t in types]
+    expected = [by_name.get(e) if e else None for e in elements]
+
+    def check(i: int, arg: Any) -> str | None:
+        got = _dtype_element_type(arg.dtype)
+        if got is None or got == elements[i]:
+            return None
+        want = expected[i] or elements[i]
+        return (
+            f"expected a {want} tensor (the kernel was compiled for {types[i]}), got {arg.dtype}; pass a {want} "
+            f"tensor or a triton.reinterpret view, or compile the kernel for *{got}"
+        )
+
+    return expected, check
+
+
+def make_native_launcher(names: list[str], types: list[str], backend: str, hidden: tuple[str, ...] = ()) -> Any:
+    """The native launcher for these parameters (Triton types, constexprs as 'constexpr') plus the `hidden` trailing
+    pointer parameters the backend passes itself; it checks and converts every argument (`Launcher.pack` does only
+    that), the contract every SDK backend launches under."""
     from . import _native
 
-    names, types = signature_of(src)
-    kinds = [arg_kind(t, backend) for t in types]
-    return _native.Launcher(kinds, names, backend=backend)
+    kinds = [arg_kind(t, backend) for t in types] + [KIND_PTR] * len(hidden)
+    launcher = _native.Launcher(kinds, [*names, *hidden], backend=backend)
+    expected, check = pointer_contract(types)
+    if check is not None and any(e is not None for e in expected):
+        launcher.set_pointer_contract([*expected, *[None] * len(hidden)], check)
+    return launcher

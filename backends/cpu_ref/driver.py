@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_backend_sdk.driver import BinaryModule, SDKDriver
-from triton_backend_sdk.launch import KIND_PTR, arg_kind, expand_descriptors, make_native_launcher, signature_of
+from triton_backend_sdk.launch import expand_descriptors, make_native_launcher, signature_of
 
 
 class CPURefDriver(SDKDriver):
@@ -31,24 +31,16 @@ class CPURefDriver(SDKDriver):
     def make_launcher(self, src: Any, metadata: Any) -> Any:
         """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them, and
         a kernel that may fail an assert takes a per-launch assert state last (asserts.py)."""
-        from triton_backend_sdk import _native
+        from .asserts import STATE_PARAM
 
         names, types = signature_of(src)
         asserts = bool(getattr(metadata, "cpu_ref_asserts", False))
-        descriptors = any(t.startswith("tensordesc") for t in types)
-        if not asserts and not descriptors:
-            return make_native_launcher(src, metadata, self.backend_name)
         arg_names = names
         positions: set[int] = set()
-        if descriptors:
+        if any(t.startswith("tensordesc") for t in types):
             names, types, positions = expand_descriptors(names, types)
-        kinds = [arg_kind(t, self.backend_name) for t in types]
-        if asserts:
-            from .asserts import STATE_PARAM
-
-            names, kinds = [*names, STATE_PARAM], [*kinds, KIND_PTR]
-        launcher = _native.Launcher(kinds, names, backend=self.backend_name)
-        if descriptors:
+        launcher = make_native_launcher(names, types, self.backend_name, hidden=(STATE_PARAM,) if asserts else ())
+        if positions:
             from .descriptors import DescriptorLauncher
 
             launcher = DescriptorLauncher(launcher, positions)

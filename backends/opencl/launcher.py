@@ -8,12 +8,11 @@ write through are copied back.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from triton_backend_sdk.launch import expand_descriptors, flatten_descriptors, signature_of
+from triton_backend_sdk.launch import expand_descriptors, flatten_descriptors, make_native_launcher, signature_of
 
 from .asserts import check as check_asserts
 from .asserts import error_buffer, flush_prints
@@ -33,54 +32,22 @@ def unregister(key: int) -> None:
     _KERNELS.pop(key, None)
 
 
-def _wrap_int(bits: int, dtype: Any, unsigned: bool = False) -> Callable[[Any], Any]:
-    """An integer argument: an int (or anything with __index__) in the range of the Triton type, else TypeError
-    (a float is never truncated silently), stored as the same bits in the signed numpy type."""
-    mask, sign = (1 << bits) - 1, 1 << (bits - 1)
-    lo, hi = (0, (1 << bits) - 1) if unsigned else (-sign, sign - 1)
-
-    def conv(v: Any) -> Any:
-        if isinstance(v, float) or not hasattr(v, "__index__"):
-            raise TypeError(
-                f"expected an integer for a {'u' if unsigned else 'i'}{bits} argument, got {type(v).__name__} {v!r}"
-            )
-        x = operator.index(v)
-        if not lo <= x <= hi:
-            raise TypeError(f"{x} is out of range for a {'u' if unsigned else 'i'}{bits} argument [{lo}, {hi}]")
-        x &= mask
-        return dtype(x - (1 << bits) if x & sign else x)
-
-    return conv
+def _scalar_decoder(kind: str, np_dtype: str) -> Callable[[bytes, int], Any]:
+    """Reads one runtime argument's value from the contract's 8-byte slot (`Launcher.pack`) as the numpy value of
+    its OpenCL C parameter: integers as the same bits at the parameter's width (a u64 2**64 - 1 is the i64 -1),
+    fp16/bf16 (already rounded by the contract) widened exactly to float, i1 as a byte."""
+    if kind in ("fp16", "bf16"):
+        if kind == "fp16":
+            return lambda slots, off: np.float32(np.frombuffer(slots, np.float16, 1, off)[0])
+        return lambda slots, off: (np.frombuffer(slots, np.uint16, 1, off).astype(np.uint32) << 16).view(np.float32)[0]
+    dt = np.dtype(np_dtype)
+    if kind not in ("i1", "u1") and dt.itemsize * 8 != _KIND_BITS[kind]:
+        raise TypeError(f"opencl: a {kind} argument cannot be passed as an OpenCL C {np_dtype} parameter")
+    return lambda slots, off: np.frombuffer(slots, dt, 1, off)[0]
 
 
-def _param_dtype(ir_dtype: str, sig_type: str) -> str:
-    """The dtype a scalar argument is checked against: the Triton signature's where it is the unsigned type of the
-    IR's (signless) integer width, else the IR's. Triton types an int argument in [2**63, 2**64) `u64`, and its
-    TTIR parameter is a signless i64: checking the value against i64's range refused 2**64 - 1 (upstream
-    test_value_specialization_overflow); it is passed as the same 64 bits, as the native launcher passes a u64."""
-    if ir_dtype[:1] == "i" and sig_type[:1] == "u" and sig_type[1:] == ir_dtype[1:] and ir_dtype != "i1":
-        return sig_type
-    return ir_dtype
-
-
-def _round16(kind: str) -> Callable[[Any], Any]:
-    import torch
-
-    dt = torch.float16 if kind == "fp16" else torch.bfloat16
-    return lambda v: np.float32(torch.tensor(float(v), dtype=torch.float32).to(dt).item())
-
-
-def _scalar_converter(np_dtype: str, triton_dtype: str) -> Callable[[Any], Any]:
-    if triton_dtype in ("fp16", "bf16"):
-        return _round16(triton_dtype)
-    if np_dtype == "float32":
-        return np.float32
-    if np_dtype == "float64":
-        return np.float64
-    if triton_dtype in ("i1", "u1"):
-        return lambda v: np.int8(1 if v else 0)
-    bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[np_dtype]
-    return _wrap_int(bits, getattr(np, np_dtype), unsigned=triton_dtype.startswith("u"))
+_KIND_BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64, "fp32": 32}
+_KIND_BITS.update({"f32": 32, "fp64": 64})
 
 
 def _memory(arg: Any, name: str) -> tuple[int, int, int]:
@@ -119,9 +86,9 @@ class Launcher:
             )
         self.kinds = [p[0] for p in params]
         sig = [types[i] for i in self.runtime_args]
-        self.convert = [
-            None if p[0] == "ptr" else _scalar_converter(p[1], _param_dtype(p[2], t)) for p, t in zip(params, sig)
-        ]
+        #: the SDK's launch contract (grid, argument count, scalar ranges from the signature, tensor dtypes)
+        self.contract = make_native_launcher(names, types, "opencl")
+        self.decode = [None if p[0] == "ptr" else _scalar_decoder(t, p[1]) for p, t in zip(params, sig)]
         self.written = set(metadata.opencl_written)
         self.local = int(metadata.opencl_local_size)
         #: bytes of global scratch per program (its scratch area does not fit the device's local memory): the kernel
@@ -151,30 +118,27 @@ class Launcher:
             enter_hook(launch_metadata)
         if self.descriptors:
             args = flatten_descriptors(args, self.descriptors)
+        gx, gy, gz, slots = self.contract.pack(gx, gy, gz, stream, function, None, None, None, None, *args)
         if gx * gy * gz > 0:
-            self.launch(_KERNELS[function], (gx, gy, gz), args)
+            self.launch(_KERNELS[function], (gx, gy, gz), args, slots)
         if exit_hook is not None:
             exit_hook(launch_metadata)
 
-    def launch(self, lk: LoadedKernel, grid: tuple[int, int, int], args: tuple) -> None:
+    def launch(self, lk: LoadedKernel, grid: tuple[int, int, int], args: tuple, slots: bytes) -> None:
         import pyopencl as cl
 
         rt = runtime_for(lk.device)
         values: list[Any] = []
         mems: list[tuple[int, int, bool]] = []
         for j, i in enumerate(self.runtime_args):
-            a = args[i]
-            conv = self.convert[j]
-            if conv is None:
-                base, nbytes, off = _memory(a, self.names[j])
+            decode = self.decode[j]
+            if decode is None:
+                base, nbytes, off = _memory(args[i], self.names[j])
                 mems.append((base, nbytes, j in self.written))
                 values.append(None)
                 values.append(np.uint64(off))
             else:
-                try:
-                    values.append(conv(a))
-                except TypeError as e:
-                    raise TypeError(f"opencl: argument {self.names[j]!r} (#{i}): {e}") from None
+                values.append(decode(slots, 8 * j))
         gsize = (grid[0] * self.local, grid[1], grid[2])
         scale = cycle_scale(rt) if self.clock_scale else None  # measured on first use, under rt.lock
         with lk.lock, rt.lock:
