@@ -27,11 +27,6 @@ class OpenCLDriver(SDKDriver):
         loaded = load_kernel(kernel)
         return BinaryModule(loaded, register(loaded))
 
-    def unload_binary(self, module: Any) -> None:
-        from .launcher import unregister
-
-        unregister(module.function)
-
     def make_launcher(self, src: Any, metadata: Any) -> Any:
         from .launcher import Launcher
 

@@ -8,6 +8,7 @@ write through are copied back.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -19,17 +20,17 @@ from .asserts import error_buffer, flush_prints
 from .clock import cycle_scale
 from .runtime import LoadedKernel, runtime_for
 
-_KERNELS: dict[int, LoadedKernel] = {}
+#: the loaded kernels by the `function` handle Triton passes to the launcher. Weak: an entry lives as long as the
+#: CompiledKernel holding its module. Triton's `CompiledKernel.__del__` unloads through whichever driver is active
+#: by then, so an explicit unregister missed every opencl kernel freed while cpu_ref was active, and each kept its
+#: built program (~0.7 MB) for the life of the process.
+_KERNELS: weakref.WeakValueDictionary[int, LoadedKernel] = weakref.WeakValueDictionary()
 
 
 def register(kernel: LoadedKernel) -> int:
     key = id(kernel)
     _KERNELS[key] = kernel
     return key
-
-
-def unregister(key: int) -> None:
-    _KERNELS.pop(key, None)
 
 
 def _scalar_decoder(kind: str, np_dtype: str) -> Callable[[bytes, int], Any]:

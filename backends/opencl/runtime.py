@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -395,7 +396,9 @@ class DeviceRuntime:
         )
         #: the last kernel launch's event (device timing for benchmarks: `event.profile.end - .start` in ns)
         self.last_event: Any = None
-        self.programs: dict[str, Any] = {}
+        #: built programs by container digest, while a loaded kernel holds one (weak: a process that compiles
+        #: thousands of kernels, as the op suite does, keeps only the live ones)
+        self.programs: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self.zero_copy = bool(dev.host_unified_memory) and self._probe_zero_copy()
         self._host_buffers: dict[tuple[int, int], Any] = {}
         self._pool: dict[int, list[Any]] = {}
