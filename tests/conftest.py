@@ -80,3 +80,36 @@ def ocl():
 def rng() -> torch.Generator:
     seed = int(os.environ.get("TBS_TEST_SEED", "1234"))
     return torch.Generator().manual_seed(seed)
+
+
+#: the worker's crash log where TBS_FAULT_LOG_DIR is set (pytest_configure)
+_FAULT_LOG = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Where TBS_FAULT_LOG_DIR is set (.ci/run sets it), each xdist worker keeps a log there: the test it starts with
+    its memory at that point, and Python's stacks of every thread if it dies of a signal. xdist reports only
+    'worker crashed while running X'; the worker's stderr does not reach the log, and an OOM kill leaves no stack."""
+    global _FAULT_LOG
+    directory = os.environ.get("TBS_FAULT_LOG_DIR")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not directory or not worker:
+        return
+    import faulthandler
+
+    os.makedirs(directory, exist_ok=True)
+    _FAULT_LOG = open(os.path.join(directory, f"{worker}.log"), "w", buffering=1)  # noqa: SIM115 - the worker's life
+    faulthandler.enable(file=_FAULT_LOG, all_threads=True)
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    if _FAULT_LOG is not None:
+        _FAULT_LOG.write(f"start {nodeid} rss_mb={_rss_mb()}\n")
+
+
+def _rss_mb() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            return int(f.read().split("VmRSS:")[1].split()[0]) // 1024
+    except (OSError, IndexError, ValueError):
+        return -1

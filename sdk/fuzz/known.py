@@ -11,10 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
-from . import dtypes as D
-from . import refnum as R
 from .spec import KernelSpec, Node
 
 OPENCL = ("opencl", "opencl@wg128")
@@ -28,13 +24,6 @@ class KnownBug:
     matches: Callable[[KernelSpec, Node], bool]
     #: (dtype, fill) -> the fill a new input gets where the bug is avoided (values that trigger it left out)
     safe_fill: Callable[[str, str], str] | None = None
-
-
-def _fp8_inexact_constant(spec: KernelSpec, n: Node) -> bool:
-    if n.dtype not in D.FP8:
-        return False
-    values = [n.attr["value"]] if n.op in ("lit", "full") else [n.attr["lo"], n.attr["hi"]] if n.op == "clamp" else []
-    return any(float(R.round_float(np.array([float(v)]), n.dtype)[0]) != float(v) for v in values)
 
 
 def _dot_one_row(spec: KernelSpec, n: Node) -> bool:
@@ -67,13 +56,6 @@ def _bf16_fma(spec: KernelSpec, n: Node) -> bool:
 
 
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug(
-        "test_fuzz_regression_fp8_inexact_float_constant",
-        ("cpu_ref",),
-        "an fp8 constant that the format does not hold exactly (`x + 0.1`, `x >= 0.1`, `tl.full(.., 0.1, fp8)`): "
-        "LLVM rejects `fptrunc float ... to i8` (compile error)",
-        _fp8_inexact_constant,
-    ),
     KnownBug(
         "test_fuzz_regression_dot_with_one_row",
         ("opencl",),

@@ -22,6 +22,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .atomics import AtomicLoadStore
     from .dot_scaled import DecomposeDotScaled
     from .fp8_arithmetic import Fp8Arithmetic
+    from .fp8_casts import Fp8Casts
     from .inline_calls import InlineTensorCalls
     from .int_semantics import IntSemantics
     from .math_library import MathLibrary
@@ -34,8 +35,15 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
 
     # first: every later pass sees a tensor-passing noinline function's body at its call sites
     # then argmax/argmin skip NaN (its compares are plain cmpf, legalized like any other below)
+    # then fp8 constants folded (truncf of an f32 constant) and other fp8 truncf/extf made tt.fp_to_fp
     # then fp8 arithmetic in f32, so that the math library and every rule see f32 math only
-    passes: list[IRPass] = [InlineTensorCalls(), NanIgnoringArgReduce(), Fp8Arithmetic(), MathLibrary(rules=rules)]
+    passes: list[IRPass] = [
+        InlineTensorCalls(),
+        NanIgnoringArgReduce(),
+        Fp8Casts(),
+        Fp8Arithmetic(),
+        MathLibrary(rules=rules),
+    ]
     if not native(O.DotScaled):
         passes.append(DecomposeDotScaled(accumulate_f64="fp64" in descriptor.supported_dtypes))
     if not native(O.AtomicPoll):  # before the atomic loads it expands into are themselves lowered
