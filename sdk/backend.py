@@ -263,7 +263,7 @@ class TargetBackend(BaseBackend):
 
     def make_sdkir(self, src: Any, metadata: dict, state: CompileState, options: Options) -> str:
         from .ir import verify
-        from .pipeline import PassContext, PassManager, injections_for
+        from .pipeline import PassContext, PassManager, check_pass_points, injections_for
 
         module = state.module_for(src)
         kernel = _kernel_func(module, self.name)
@@ -275,9 +275,10 @@ class TargetBackend(BaseBackend):
 
         check_dtypes(module, self.descriptor)
 
-        PassManager([MaterializeCustomOps(), *self.legalize_passes(options), *self.ir_passes(options)]).run(
-            module, ctx, injections_for(self.name)
-        )
+        injections = injections_for(self.name)
+        manager = PassManager([MaterializeCustomOps(), *self.legalize_passes(options), *self.ir_passes(options)])
+        check_pass_points(injections, [p.name for p in self.tile_passes(options)] + manager.names())
+        manager.run(module, ctx, injections)
         verify(module)
         return state.remember(module)
 

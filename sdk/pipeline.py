@@ -312,6 +312,32 @@ class PassManager:
                 extra.run(module, ctx)  # type: ignore[union-attr]
 
 
+def known_ir_pass_names() -> set[str]:
+    """The names of every SDK IR pass class defined in this process (the SDK's, the backends', plugins')."""
+    names: set[str] = set()
+    todo = list(IRPass.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if cls.name:
+            names.add(cls.name)
+    return names
+
+
+def check_pass_points(injections: list[Injection], ran: list[str]) -> None:
+    """An injection at `before-pass:`/`after-pass:` of an SDK IR pass that no pass is named (a misspelling) would
+    never run and say nothing: refused here, after a compile's passes are built, naming the points there are."""
+    known = known_ir_pass_names() | set(ran)
+    for inj in injections:
+        kind, _, anchor = inj.point.partition(":")
+        if kind.endswith("-pass") and not anchor.startswith(TTIR_PREFIX) and anchor not in known:
+            raise KeyError(
+                f"injection at {inj.point!r}: no SDK IR pass is named {anchor!r}; the passes of this compile are "
+                f"{ran} (points before-pass:<name> / after-pass:<name>; Triton's TTIR passes are "
+                f"{TTIR_PREFIX}<name>)"
+            )
+
+
 def _at(injections: list[Injection], point: str) -> list[Any]:
     return [i.item for i in injections if i.point == point]
 

@@ -138,3 +138,40 @@ def test_unknown_injection_point_is_an_error(backend):
             triton.compile(_src(512), target=triton_backend_sdk.target(backend))
     finally:
         remove_injection(inj)
+
+
+@pytest.mark.parametrize("point", ["before-pass:int-semantic", "after-pass:mathlibrary"])
+def test_misspelled_pass_point_is_an_error(backend, point):
+    """An injection at a pass no SDK IR pass is named would never run; it is refused when a kernel compiles, with
+    the passes of that compile (before: it compiled silently without the pass)."""
+    inj = inject(point, AddToSub(), backends=backend)
+    try:
+        with pytest.raises(
+            KeyError, match=r"no SDK IR pass is named .*'int-semantics'|no SDK IR pass .*'math-library'"
+        ):
+            triton.compile(_src(256), target=triton_backend_sdk.target(backend))
+    finally:
+        remove_injection(inj)
+
+
+@pytest.mark.parametrize("point", ["after-pass:int-semantics", "before-pass:test-add-to-sub-absent-here"])
+def test_pass_points_that_exist(backend, rng, point):
+    """A real pass's point runs the injected pass; a point of a pass defined in this process but not part of this
+    compile (another configuration's) is accepted and simply has nothing to run around."""
+
+    class AbsentHere(IRPass):
+        name = "test-add-to-sub-absent-here"
+
+        def run(self, module: Module, ctx: PassContext) -> None:
+            raise AssertionError("not part of any compile")
+
+    inj = inject(point, AddToSub(), backends=backend)
+    try:
+        k = triton.compile(_src(256), target=triton_backend_sdk.target(backend))
+        x, y, out = torch.randn(300, generator=rng), torch.randn(300, generator=rng), torch.empty(300)
+        k[(2, 1, 1)](x, y, out, 300, 256)
+        want = x - y if point.startswith("after-pass:int-semantics") else x + y
+        torch.testing.assert_close(out[:300], want)
+    finally:
+        remove_injection(inj)
+    del AbsentHere
