@@ -165,6 +165,18 @@ def test_dot(backend, dtype, rng):
     torch.testing.assert_close(c, a.float() @ b.float(), atol=1e-3, rtol=1e-4)
 
 
+@pytest.mark.parametrize("m,n,k", [(1, 1, 4), (8, 1, 16), (1, 16, 8), (2, 2, 1), (16, 2, 4)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_dot_of_narrow_tiles(backend, m, n, k, dtype):
+    """Tiles one or two wide (opencl's one-work-item dot blocks N narrower than a vector in scalars, not `float1`);
+    small integers, so every order of the sums is exact."""
+    g = torch.Generator().manual_seed(m * 100 + n * 10 + k)
+    a, b = (torch.randint(-8, 8, s, generator=g).to(dtype) for s in ((m, k), (k, n)))
+    c = torch.empty(m, n, dtype=dtype)
+    small_dot_kernel[(1,)](a, b, c, M=m, N=n, K=k)
+    assert torch.equal(c, a @ b)
+
+
 @triton.jit
 def _copy_from_const(src: tl.const, dst, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

@@ -26,10 +26,6 @@ class KnownBug:
     safe_fill: Callable[[str, str], str] | None = None
 
 
-def _dot_one_row(spec: KernelSpec, n: Node) -> bool:
-    return n.op == "dot" and spec.BM == 1
-
-
 def _promoting(n: Node) -> bool:
     """An operand OpenCL C computes in int for a char/short: a bitwise op, a remainder, a select."""
     bitwise = n.op == "bin" and n.attr["sym"] in ("&", "|", "^", "%")
@@ -56,13 +52,6 @@ def _bf16_fma(spec: KernelSpec, n: Node) -> bool:
 
 
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug(
-        "test_fuzz_regression_dot_with_one_row",
-        ("opencl",),
-        "tl.dot whose result has one row (BM == 1), one work-item per program: the OpenCL C names a vector type "
-        "`float1` (compile error)",
-        _dot_one_row,
-    ),
     KnownBug(
         "test_fuzz_regression_narrow_signed_minmax_of_promoted_operand",
         OPENCL,

@@ -88,6 +88,7 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
         out = ctx.declare_tile(op.result.type.shape, cc, ctx.name_for(op.result, "t"))
         ctx.assign_tile(out, c)
     R, NV, V = _register_tile(ctx, cc, M, N)
+    # V == 1 (N narrower than the narrowest vector): scalars throughout, OpenCL C has no 1-element vector (`float1`)
     vt = cc if V == 1 else ctx.lang.vector_type(cc, V)
 
     def load(arr: str, pos: str) -> str:
@@ -95,6 +96,9 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
 
     def store(arr: str, pos: str, x: str) -> str:
         return f"{arr}[{pos}] = {x};" if V == 1 else ctx.lang.vector_store(V, x, f"{arr} + {pos}")
+
+    def splat(x: str) -> str:
+        return x if V == 1 else ctx.lang.vector_splat(cc, V, x)
 
     m0, n0, k = ctx.fresh("m"), ctx.fresh("n"), ctx.fresh("k")
     acc = [[ctx.fresh("c") for _ in range(NV)] for _ in range(R)]
@@ -111,7 +115,7 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
                 ctx.emit(f"const {vt} {bs[j]} = {load(b.reg, f'{k} * {N}u + {n0} + {j * V}u')};")
             for i in range(R):
                 x = ctx.fresh("a")
-                ctx.emit(f"const {vt} {x} = {ctx.lang.vector_splat(cc, V, f'{a.reg}[({m0} + {i}u) * {K}u + {k}]')};")
+                ctx.emit(f"const {vt} {x} = {splat(f'{a.reg}[({m0} + {i}u) * {K}u + {k}]')};")
                 for j in range(NV):
                     ctx.emit(f"{acc[i][j]} = fma({x}, {bs[j]}, {acc[i][j]});")
         ctx.emit("}")
