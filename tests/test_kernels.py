@@ -178,6 +178,52 @@ def test_dot_of_narrow_tiles(backend, m, n, k, dtype):
 
 
 @triton.jit
+def _narrow_int_ops(x, y, o, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(x + r)
+    b = tl.load(y + r)
+    sh = (b & 7).to(a.dtype)
+    tl.store(o + r, tl.maximum(a ^ 3, b))
+    tl.store(o + N + r, tl.minimum(tl.where(a > b, a, b), a | ~b))
+    tl.store(o + 2 * N + r, (a ^ b) << sh)
+    tl.store(o + 3 * N + r, (a | b) >> sh)
+    tl.store(o + 4 * N + r, ((~a) < (b & a)).to(a.dtype) + ((~a) == (b ^ 0x55)).to(a.dtype) * 2)
+    tl.store(o + 5 * N + r, tl.where((a & b) > 0, a ^ b, ~a) * (b | 1))
+    tl.store(o + 6 * N + r, tl.maximum(a % 7, (b % 5) ^ a))
+    tl.store(o + 7 * N + r, tl.minimum(a * b, a + b))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.uint8])
+def test_narrow_integer_ops_on_promoted_operands(backend, dtype):
+    """C computes char/short operators in int (integer promotion): min/max, shifts, comparisons, selects and
+    products of such results keep the type's wrapping semantics (fuzz seed 3 kernel 25 found `max(short, int)`)."""
+    info, n = torch.iinfo(dtype), 256
+    g = torch.Generator().manual_seed(7)
+    a, b = (torch.randint(info.min, info.max + 1, (n,), generator=g) for _ in range(2))
+    a[:3], b[:3] = torch.tensor([info.min, info.max, info.max]), torch.tensor([info.max, info.min, info.max])
+    a, b = a.to(dtype), b.to(dtype)
+    o = torch.empty(8 * n, dtype=dtype)
+    _narrow_int_ops[(1,)](a, b, o, N=n)
+
+    def wrap(v):
+        return v.to(torch.int64).to(dtype)
+
+    sh = (b & 7).long()
+    want = [
+        torch.maximum(a ^ 3, b),
+        torch.minimum(torch.where(a > b, a, b), a | ~b),
+        wrap((a ^ b).long() << sh),
+        (a | b) >> sh.to(dtype),
+        wrap(((~a) < (b & a)).long() + ((~a) == (b ^ 0x55)).long() * 2),
+        wrap(torch.where((a & b) > 0, a ^ b, ~a).long() * (b | 1).long()),
+        torch.maximum(torch.fmod(a, 7), torch.fmod(b, 5) ^ a),
+        torch.minimum(wrap(a.long() * b.long()), wrap(a.long() + b.long())),
+    ]
+    for k, w in enumerate(want):
+        assert torch.equal(o[k * n : (k + 1) * n], w), k
+
+
+@triton.jit
 def _copy_from_const(src: tl.const, dst, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)

@@ -273,6 +273,38 @@ def test_integer_division_and_shifts_do_not_trap():
     assert "tb_divs" not in src and "tb_shl" not in src
 
 
+def test_char_and_short_expressions_keep_their_type():
+    """C promotes char/short operands to int: a bitwise op or select on i16 is cast back to short, built-ins
+    overloaded on the type get short operands (`max(short, int)` is ambiguous), and a product wraps in uint
+    (0xffff * 0xffff overflows int); i32 needs none of it."""
+    src = render(
+        """
+    %x = arith.xori %a, %b : i16
+    %m = arith.maxsi %a, %x : i16
+    %s = arith.select %c, %a, %b : i16
+    %z = math.ctlz %x : i16
+    %p = math.ctpop %s : i16
+    %u = arith.muli %a, %b : i16
+    %w = arith.andi %i, %i : i32
+    %v = arith.select %c, %i, %w : i32
+""",
+        args="%a: i16, %b: i16, %c: i1, %i: i32",
+    )
+    check_lines(
+        src,
+        """
+        short v_x0 = ((short)(a_a0 ^ a_b0));
+        short v_m0 = max((short)a_a0, (short)v_x0);
+        short v_s0 = ((short)(a_c0 ? a_a0 : a_b0));
+        short v_z0 = ((short)clz((short)v_x0));
+        short v_p0 = ((short)popcount((short)v_s0));
+        short v_u0 = ((short)((uint)a_a0 * (uint)a_b0));
+        int v_w0 = (a_i0 & a_i0);
+        int v_v0 = (a_c0 ? a_i0 : v_w0);
+    """,
+    )
+
+
 def test_fp64_without_the_extension_is_refused_naming_dtype_and_device():
     with pytest.raises(UnsupportedError, match=r"fp64.*test-device.*cl_khr_fp64"):
         render("", args="%x: !tt.ptr<f64>", features=frozenset())

@@ -26,16 +26,6 @@ class KnownBug:
     safe_fill: Callable[[str, str], str] | None = None
 
 
-def _promoting(n: Node) -> bool:
-    """An operand OpenCL C computes in int for a char/short: a bitwise op, a remainder, a select."""
-    bitwise = n.op == "bin" and n.attr["sym"] in ("&", "|", "^", "%")
-    return n.op == "where" or bitwise or (n.op == "un" and n.attr["sym"] == "~")
-
-
-def _narrow_minmax_promoted(spec: KernelSpec, n: Node) -> bool:
-    return n.op == "minmax" and n.dtype in ("int8", "int16") and any(_promoting(a) for a in n.args)
-
-
 def _e5m2_infinity(spec: KernelSpec, n: Node) -> bool:
     """An e5m2 value that may be +-inf entering the kernel: a load of inputs drawn with infinities, a bitcast."""
     if n.dtype != "float8e5":
@@ -52,13 +42,6 @@ def _bf16_fma(spec: KernelSpec, n: Node) -> bool:
 
 
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug(
-        "test_fuzz_regression_narrow_signed_minmax_of_promoted_operand",
-        OPENCL,
-        "tl.minimum/maximum of int8/int16 with an operand from & | ^ % ~ or tl.where: the OpenCL C is "
-        "`min(short, short ^ short)`, an int operand, and `call to '_cl_min' is ambiguous` (compile error)",
-        _narrow_minmax_promoted,
-    ),
     KnownBug(
         "test_fuzz_regression_e5m2_infinity_loaded_and_stored",
         OPENCL,

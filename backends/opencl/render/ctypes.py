@@ -93,6 +93,20 @@ def uctype(t: Type) -> str:
     return UINT_C[int_width(t)]
 
 
+def promoted(t: Type) -> bool:
+    """Whether C computes operators on `t`'s C type in `int` (integer promotion of char/short): `a ^ b`, `~a`,
+    `c ? a : b` on two shorts are ints, so such an expression is cast back before an overloaded built-in
+    (`min(short, int)` is ambiguous, `clz(int)` counts 16 more zeros) or an unsigned product (int overflow)."""
+    e = t.element
+    return isinstance(e, IntType) and 1 < e.width < 32
+
+
+def wrap_uctype(t: Type) -> str:
+    """The unsigned C type wrapping arithmetic on `t` is done in: `uint` for char/short, whose unsigned types
+    promote to (signed) `int`, where 0xffff * 0xffff overflows (undefined)."""
+    return "uint" if promoted(t) else uctype(t)
+
+
 def mem_ctype(t: Type) -> str:
     """The C type of one element of type `t` in global memory."""
     if isinstance(t, IntType):

@@ -1,8 +1,10 @@
 """Elementwise rules (shared C-like): arith and math ops, comparisons, select, clamp, casts.
 
 Each rule builds the C expression for one element; `lift` makes it a scalar variable or a tile generator. Integer
-arithmetic wraps (it is done in the unsigned type: signed overflow is undefined in C). Division, shifts and
-float→int conversions arrive with in-range operands (sdk/transforms/int_semantics.py selects Triton's results for
+arithmetic wraps (it is done in the unsigned type: signed overflow is undefined in C). An integer expression has its
+element's C type: C promotes char/short operands to int (`CT.promoted`), so bitwise ops and selects on them are cast
+back, and the built-ins overloaded on the type (min, max, clz, popcount) get operands of that type. Division, shifts
+and float→int conversions arrive with in-range operands (sdk/transforms/int_semantics.py selects Triton's results for
 x/0, INT_MIN/-1, shifts by >= the width and out-of-range floats), so each is C's plain operator or cast. f16/bf16
 results are rounded to their format after every op.
 """
@@ -58,14 +60,22 @@ def _wrap(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
     def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
         if CT.int_width(t) == 1:
             return {"+": f"({a} ^ {b})", "-": f"({a} ^ {b})", "*": f"({a} & {b})"}[sym]
-        T, U = CT.ctype(t), CT.uctype(t)
+        T, U = CT.ctype(t), CT.wrap_uctype(t)
         return f"(({T})(({U}){a} {sym} ({U}){b}))"
 
     return f
 
 
 def _bitwise(sym: str) -> Callable[[RenderContext, Type, str, str], str]:
-    return lambda ctx, t, a, b: f"({a} {sym} {b})"
+    def f(ctx: RenderContext, t: Type, a: str, b: str) -> str:
+        return f"(({CT.ctype(t)})({a} {sym} {b}))" if CT.promoted(t) else f"({a} {sym} {b})"
+
+    return f
+
+
+def _typed(t: Type, a: str) -> str:
+    """Operand `a` of an integer built-in overloaded on its type, as `t`'s C type (see CT.promoted)."""
+    return f"({CT.ctype(t)}){a}" if CT.promoted(t) else a
 
 
 def _plain(sym: str, unsigned: bool) -> Callable[[RenderContext, Type, str, str], str]:
@@ -90,7 +100,7 @@ def _minmax(fn: str, unsigned: bool) -> Callable[[RenderContext, Type, str, str]
         if unsigned:
             T, U = CT.ctype(t), CT.uctype(t)
             return f"(({T}){ctx.lang.call(fn, f'({U}){a}', f'({U}){b}')})"
-        return ctx.lang.call(fn, a, b)
+        return ctx.lang.call(fn, _typed(t, a), _typed(t, b))
 
     return f
 
@@ -138,9 +148,9 @@ def _ctz(ctx: RenderContext, t: Type, a: str) -> str:
 
 _INT_UNARY: dict[type, Callable[[RenderContext, Type, str], str]] = {
     O.AbsI: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('abs', a)})",
-    O.CountLeadingZeros: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('clz', a)})",
+    O.CountLeadingZeros: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('clz', _typed(t, a))})",
     O.CountTrailingZeros: _ctz,
-    O.CtPop: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('popcount', a)})",
+    O.CtPop: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('popcount', _typed(t, a))})",
 }
 
 
@@ -310,7 +320,12 @@ def render_cmpf(ctx: RenderContext, op: O.CmpF) -> None:
 
 @RULES.register(O.Select)
 def render_select(ctx: RenderContext, op: O.Select) -> None:
-    lift(ctx, op, lambda c, a, b: f"({c} ? {a} : {b})")
+    t = op.result.type
+    if CT.promoted(t):
+        T = CT.ctype(t)
+        lift(ctx, op, lambda c, a, b: f"(({T})({c} ? {a} : {b}))")
+    else:
+        lift(ctx, op, lambda c, a, b: f"({c} ? {a} : {b})")
 
 
 @RULES.register(O.ClampF)
