@@ -305,6 +305,27 @@ def test_char_and_short_expressions_keep_their_type():
     )
 
 
+def test_integer_abs_negates_in_the_unsigned_type():
+    """abs(INT_MIN) == INT_MIN as in Triton: not OpenCL's abs(), whose unsigned result PoCL's compiler takes as
+    non-negative; char/short negate in uint (ushort would promote to int)."""
+    src = render(
+        """
+    %y = math.absi %i : i32
+    %z = math.absi %a : i16
+""",
+        args="%a: i16, %i: i32",
+    )
+    check_lines(
+        src,
+        """
+        int tb_abs_int(int x) { return (int)(x < 0 ? (uint)0 - (uint)x : (uint)x); }
+        short tb_abs_short(short x) { return (short)(x < 0 ? (uint)0 - (uint)x : (uint)x); }
+        int v_y0 = tb_abs_int(a_i0);
+        short v_z0 = tb_abs_short(a_a0);
+    """,
+    )
+
+
 def test_fp64_without_the_extension_is_refused_naming_dtype_and_device():
     with pytest.raises(UnsupportedError, match=r"fp64.*test-device.*cl_khr_fp64"):
         render("", args="%x: !tt.ptr<f64>", features=frozenset())

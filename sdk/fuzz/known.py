@@ -33,10 +33,6 @@ def _e5m2_infinity(spec: KernelSpec, n: Node) -> bool:
     return (n.op == "load" and spec.input(n.attr["name"]).fill != "small") or n.op == "bitcast"
 
 
-def _abs_wide_int(spec: KernelSpec, n: Node) -> bool:
-    return n.op == "un" and n.attr["sym"] == "abs" and n.dtype in ("int32", "int64")
-
-
 def _bf16_fma(spec: KernelSpec, n: Node) -> bool:
     return n.op == "fma" and n.dtype == "bfloat16"
 
@@ -49,13 +45,6 @@ KNOWN: tuple[KnownBug, ...] = (
         "saturating f32 -> fp8 conversion): a data-movement result that is not bit-exact",
         _e5m2_infinity,
         lambda dtype, fill: "small" if dtype == "float8e5" else fill,
-    ),
-    KnownBug(
-        "test_fuzz_regression_abs_of_int_min",
-        OPENCL,
-        "tl.abs of int32/int64 is OpenCL C's abs(), which returns the unsigned type: abs(INT_MIN) then acts as "
-        "+2**31 (abs(INT_MIN) % 7 gives 2, not -2; abs(INT_MIN) < 0 is false)",
-        _abs_wide_int,
     ),
     KnownBug(
         "test_fuzz_regression_bf16_fma_rounds_once",

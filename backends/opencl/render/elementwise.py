@@ -3,10 +3,11 @@
 Each rule builds the C expression for one element; `lift` makes it a scalar variable or a tile generator. Integer
 arithmetic wraps (it is done in the unsigned type: signed overflow is undefined in C). An integer expression has its
 element's C type: C promotes char/short operands to int (`CT.promoted`), so bitwise ops and selects on them are cast
-back, and the built-ins overloaded on the type (min, max, clz, popcount) get operands of that type. Division, shifts
-and float→int conversions arrive with in-range operands (sdk/transforms/int_semantics.py selects Triton's results for
-x/0, INT_MIN/-1, shifts by >= the width and out-of-range floats), so each is C's plain operator or cast. f16/bf16
-results are rounded to their format after every op.
+back, and the built-ins overloaded on the type (min, max, clz, popcount) get operands of that type; abs is negation
+in the unsigned type (abs(INT_MIN) == INT_MIN, as in Triton). Division, shifts and float→int conversions arrive
+with in-range operands (sdk/transforms/int_semantics.py selects Triton's results for x/0, INT_MIN/-1, shifts by >=
+the width and out-of-range floats), so each is C's plain operator or cast. f16/bf16 results are rounded to their
+format after every op.
 """
 
 from __future__ import annotations
@@ -146,8 +147,17 @@ def _ctz(ctx: RenderContext, t: Type, a: str) -> str:
     return f"(({T}){ctx.lang.call('popcount', f'({U})(~({U}){a} & (({U}){a} - ({U})1))')})"
 
 
+def _abs(ctx: RenderContext, t: Type, a: str) -> str:
+    """|a| wrapping as Triton's does (abs(INT_MIN) == INT_MIN), negated in the unsigned type: OpenCL's abs() returns
+    the unsigned type, and PoCL's compiler takes abs(INT_MIN) as non-negative (`abs(x) < 0` folds to false)."""
+    T, U = CT.ctype(t), CT.wrap_uctype(t)
+    name = f"tb_abs_{T}"
+    ctx.define_helper(name, f"{T} {name}({T} x) {{ return ({T})(x < 0 ? ({U})0 - ({U})x : ({U})x); }}")
+    return f"{name}({a})"
+
+
 _INT_UNARY: dict[type, Callable[[RenderContext, Type, str], str]] = {
-    O.AbsI: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('abs', a)})",
+    O.AbsI: _abs,
     O.CountLeadingZeros: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('clz', _typed(t, a))})",
     O.CountTrailingZeros: _ctz,
     O.CtPop: lambda ctx, t, a: f"(({CT.ctype(t)}){ctx.lang.call('popcount', _typed(t, a))})",

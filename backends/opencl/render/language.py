@@ -82,8 +82,8 @@ class CStyleLanguage:
     #: text at the top of every program (a dialect's typedefs of the scalar type names the rules use, say)
     prelude: str = ""
     #: built-in functions by the name the rules use → the dialect's name: the integer ones C lacks (`min`, `max`,
-    #: `abs` of any width, `mul_hi`, `clz`, `popcount`), math beyond C99 (`rsqrt`, `exp10`), and any C99 math
-    #: function the dialect spells differently
+    #: `mul_hi`, `clz`, `popcount`; integer abs is rendered, not called), math beyond C99 (`rsqrt`, `exp10`), and any
+    #: C99 math function the dialect spells differently
     builtins: Mapping[str, str] = field(default_factory=dict, hash=False)
     #: the device clocks the dialect can read, in order of preference (C has none a kernel may call)
     clocks: tuple[DeviceClock, ...] = ()
@@ -166,7 +166,7 @@ class CStyleLanguage:
 
 
 _OPENCL_BUILTINS = {
-    name: name for name in ("min", "max", "abs", "mul_hi", "clz", "popcount", "rsqrt", "exp10")
+    name: name for name in ("min", "max", "mul_hi", "clz", "popcount", "rsqrt", "exp10")
 }  # fmt: skip
 
 #: OpenCL C 1.2 has no clock; these are two devices' own: NVIDIA's inline PTX global timer (nanoseconds), and clang's
