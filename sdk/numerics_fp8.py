@@ -5,8 +5,11 @@ narrowing of an f32's bits to fp8, written against `IntOps` like the bf16 roundi
 spells integer operations: nearest even or toward zero; out-of-range magnitudes, infinities included, saturate to the
 largest finite value (PTX's `cvt.rn.satfinite`, the CUDA path's conversion); NaN becomes the format's NaN (0x7f with
 the input's sign, or 0x80 where the format is "fnuz"), and a fnuz zero is never negative. `fp8_to_f32_bits` is the
-one widening (exact; NaN a quiet NaN keeping the code's sign); `Fp8Format.f32_bits` is its 256-entry table, for a
-backend that would rather load than compute.
+one widening (exact; NaN a quiet NaN keeping the code's sign, and in e5m2, whose NaNs have three mantissas, which
+one); `Fp8Format.f32_bits` is its 256-entry table, for a backend that would rather load than compute.
+`fp8_bits_of_widened` is the widening's inverse, for a backend that holds fp8 values widened in registers: a load
+and a store (or a bitcast) give every code back unchanged, infinities and each NaN included, where a conversion
+would saturate them.
 
 f16 and bf16 widen to f32 exactly before narrowing; f64 narrows to f32 rounded to odd (`numerics.f32_bits_odd`,
 toward zero for `rtz`) first, which keeps the final rounding exact.
@@ -118,14 +121,33 @@ def fp8_to_f32_bits(o: IntOps[V, C], c: V, fmt: Fp8Format) -> V:
     tiny = o.add(o.add(o.const((127 - bias - mb) << 23), o.shl(p, 23)), o.shrv(o.shl(m, 23), p))
     no_m = o.eq(m, o.const(0))
     bits = o.select(o.ugt(mag, o.const((1 << mb) - 1)), normal, o.select(no_m, o.const(0), tiny))
-    if fmt.ieee:
+    if fmt.ieee:  # the narrowing's NaN (mantissa all ones) is the canonical 0x7fc00000; another keeps its mantissa
         top = ((1 << fmt.ebits) - 1) << mb
-        special = o.select(no_m, o.const(0x7F800000), o.const(0x7FC00000))
+        nan = o.or_(o.const(0x7FC00000), o.sub(o.const((1 << mb) - 1), m))
+        special = o.select(no_m, o.const(0x7F800000), nan)
         bits = o.select(o.ugt(mag, o.const(top - 1)), special, bits)
     elif not fmt.fnuz:
         bits = o.select(o.eq(mag, o.const(0x7F)), o.const(0x7FC00000), bits)
     out = o.or_(bits, o.shl(o.and_(c, o.const(0x80)), 24))
     return o.select(o.eq(c, o.const(0x80)), o.const(0x7FC00000), out) if fmt.fnuz else out
+
+
+def fp8_bits_of_widened(o: IntOps[V, C], x: V, fmt: Fp8Format) -> V:
+    """The code whose widening (`fp8_to_f32_bits`) is the f32 with bits `x`: registers back to memory, and bitcasts.
+    Other f32 values narrow as `f32_to_fp8_bits` rounds them, except that in an IEEE-like format (e5m2) an infinity
+    stays infinite and any NaN gets a NaN code (the narrowing's, unless its low mantissa bits are another's)."""
+    code = f32_to_fp8_bits(o, x, fmt)
+    if not fmt.ieee:  # no infinity, one NaN per sign: the narrowing already inverts the widening
+        return code
+    full = (1 << fmt.mbits) - 1
+    inf = ((1 << fmt.ebits) - 1) << fmt.mbits
+    ax = o.and_(x, o.const(0x7FFFFFFF))
+    sign = o.and_(o.shr(x, 24), o.const(0x80))
+    q = o.and_(x, o.const(full))
+    m = o.select(o.eq(q, o.const(full)), o.const(full), o.sub(o.const(full), q))
+    nan = o.or_(sign, o.or_(o.const(inf), m))
+    special = o.select(o.eq(ax, o.const(0x7F800000)), o.or_(sign, o.const(inf)), nan)
+    return o.select(o.ugt(ax, o.const(0x7F7FFFFF)), special, code)
 
 
 def fp8_bits(v: float, fmt: Fp8Format, rtz: bool = False) -> int:

@@ -234,9 +234,8 @@ def _copy(x, o, N: tl.constexpr):
     tl.store(o + r, tl.load(x + r))
 
 
-def test_fuzz_regression_e5m2_infinity_loaded_and_stored(backend, request) -> None:
+def test_fuzz_regression_e5m2_infinity_loaded_and_stored(backend) -> None:
     """fuzz seed 100 kernel 91 (minimized to `tl.store(out0 + offs, x5, mask=mask)` of an e5m2 input)."""
-    _expect_known(request, backend, "test_fuzz_regression_e5m2_infinity_loaded_and_stored")
     x = torch.tensor([0x7C, 0xFC, 0x3C, 0x7B], dtype=torch.uint8).view(torch.float8_e5m2)  # +inf -inf 1 57344
     o = torch.zeros_like(x)
     _copy[(1,)](x, o, N=4)

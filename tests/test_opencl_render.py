@@ -352,12 +352,15 @@ def test_op_without_a_rule_names_op_dtype_and_line():
 
 
 def test_fp8_lives_in_float_and_is_a_byte_in_memory():
+    """A conversion rounds and saturates (enc); a store gives the byte a load decoded back (code: an e5m2 inf or
+    NaN stays as it was; e4m3's encoder already inverts its decoder)."""
     src = render(
         """
     %v = tt.load %x : !tt.ptr<f8E5M2>
     %w = tt.fp_to_fp %v : f8E5M2 -> f32
     %y = tt.fp_to_fp %w, rounding = rtne : f32 -> f8E4M3FN
     tt.store %x2, %y : !tt.ptr<f8E4M3FN>
+    tt.store %x, %v : !tt.ptr<f8E5M2>
 """,
         args="%x: !tt.ptr<f8E5M2>, %x2: !tt.ptr<f8E4M3FN>",
     )
@@ -367,10 +370,12 @@ def test_fp8_lives_in_float_and_is_a_byte_in_memory():
         float tb_e5m2_dec(uchar b) {
         float tb_e4m3_dec(uchar b) {
         uchar tb_e4m3_enc(float f) {
+        uchar tb_e5m2_code(float f) {
         __kernel void tb_k(__global uchar *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off) {
         float v_v0 = tb_e5m2_dec(*(a_x0));
         float v_y0 = tb_e4m3_dec(tb_e4m3_enc(v_v0));
         if (lid == 0u) { *(a_x2_0) = tb_e4m3_enc(v_y0); }
+        if (lid == 0u) { *(a_x0) = tb_e5m2_code(v_v0); }
     """,
     )
 

@@ -26,26 +26,11 @@ class KnownBug:
     safe_fill: Callable[[str, str], str] | None = None
 
 
-def _e5m2_infinity(spec: KernelSpec, n: Node) -> bool:
-    """An e5m2 value that may be +-inf entering the kernel: a load of inputs drawn with infinities, a bitcast."""
-    if n.dtype != "float8e5":
-        return False
-    return (n.op == "load" and spec.input(n.attr["name"]).fill != "small") or n.op == "bitcast"
-
-
 def _bf16_fma(spec: KernelSpec, n: Node) -> bool:
     return n.op == "fma" and n.dtype == "bfloat16"
 
 
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug(
-        "test_fuzz_regression_e5m2_infinity_loaded_and_stored",
-        OPENCL,
-        "an fp8 e5m2 +-inf loaded and stored unchanged comes back +-57344 (the load/store goes through the "
-        "saturating f32 -> fp8 conversion): a data-movement result that is not bit-exact",
-        _e5m2_infinity,
-        lambda dtype, fill: "small" if dtype == "float8e5" else fill,
-    ),
     KnownBug(
         "test_fuzz_regression_bf16_fma_rounds_once",
         ("cpu_ref",) + OPENCL,

@@ -249,9 +249,12 @@ class RenderContext:
         return self.helper(name)
 
     def fp8_helper(self, t: Any, kind: str) -> str:
-        """The encoder (`enc`) or decoder (`dec`) of fp8 type `t`, added to the program."""
+        """The encoder (`enc`, `enc_rtz`), decoder (`dec`) or the decoder's inverse (`code`) of fp8 type `t`, added
+        to the program."""
         fmt = CT.fp8_of(t)
         assert fmt is not None
+        if kind == "code" and not fmt.ieee:
+            kind = "enc"  # no infinity and one NaN a sign: the encoder already inverts the decoder
         for name, text in CT.fp8_helpers(fmt, self.lang).items():
             self.helper_text.setdefault(name, text)
         return self.helper(f"tb_{fmt.name}_{kind}")

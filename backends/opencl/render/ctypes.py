@@ -16,7 +16,7 @@ from triton_backend_sdk.ir.types import FloatKind, FloatType, IndexType, IntType
 from triton_backend_sdk.numerics_fp8 import FP8_FORMATS, Fp8Format
 
 from .language import CStyleLanguage
-from .numerics import bf16_round_helper, fp8_decode_helper, fp8_encode_helper
+from .numerics import bf16_round_helper, fp8_code_helper, fp8_decode_helper, fp8_encode_helper
 
 INT_C = {1: "bool", 8: "char", 16: "short", 32: "int", 64: "long"}
 UINT_C = {1: "bool", 8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
@@ -140,14 +140,18 @@ def fp8_of(t: Type) -> Fp8Format | None:
 
 
 def fp8_helpers(fmt: Fp8Format, lang: CStyleLanguage) -> dict[str, str]:
-    """Encoders (float -> byte: nearest even, toward zero) and decoder (byte -> float) of one fp8 format, as C text:
-    `tb_<name>_enc`, `tb_<name>_enc_rtz`, `tb_<name>_dec`."""
+    """Encoders (float -> byte: nearest even, toward zero), decoder (byte -> float) and, in an IEEE-like format
+    (e5m2), the decoder's inverse (a register value's byte, for stores and bitcasts: infinities and NaNs kept) of one
+    fp8 format, as C text: `tb_<name>_enc`, `tb_<name>_enc_rtz`, `tb_<name>_dec`, `tb_<name>_code`."""
     tag = f"tb_{fmt.name}"
-    return {
+    out = {
         f"{tag}_enc": fp8_encode_helper(f"{tag}_enc", fmt, lang, rtz=False),
         f"{tag}_enc_rtz": fp8_encode_helper(f"{tag}_enc_rtz", fmt, lang, rtz=True),
         f"{tag}_dec": fp8_decode_helper(f"{tag}_dec", fmt, lang),
     }
+    if fmt.ieee:
+        out[f"{tag}_code"] = fp8_code_helper(f"{tag}_code", fmt, lang)
+    return out
 
 
 def is_f64(t: Type) -> bool:
@@ -257,8 +261,8 @@ ushort tb_h2bits(float f) {{
   if (ax <= 0x7f800000u || (ax & 0x7fe000u) == 0u) return tb_f2h(f);
   return (ushort)(((x >> 16) & 0x8000u) | 0x7c00u | ((ax >> 13) & 0x3ffu));
 }}""",
-        # fp64 -> fp8 through float without double rounding: float rounded to odd keeps a sticky bit for the final
-        # round to nearest even (float has more than fp8's bits + 2)
+        # fp64 -> f16/bf16/fp8 through float without double rounding: float rounded to odd keeps a sticky bit for
+        # the final round to nearest even (float has more than their bits + 2)
         "tb_d2f_odd": f"""\
 float tb_d2f_odd(double d) {{
   float f = {lang.convert("float", "d", "rtz")};

@@ -95,7 +95,7 @@ def _value_format(ctx: RenderContext, v: Value, x: str, signed: bool, hex_: bool
         if CT.is_bf16(v.type):
             return "0x%04x", f"({ctx.lang.bitcast('uint', x)} >> 16)"
         if CT.fp8_of(v.type) is not None:
-            return "0x%02x", f"(uint){ctx.fp8_helper(v.type, 'enc')}({x})"
+            return "0x%02x", f"(uint){ctx.fp8_helper(v.type, 'code')}({x})"
         if ct == "double":
             return "0x%016lx", ctx.lang.bitcast("ulong", x)
         return "0x%08x", ctx.lang.bitcast("uint", x)

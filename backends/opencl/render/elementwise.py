@@ -371,7 +371,7 @@ def _int_cast(src: Type, dst: Type, signed: bool) -> Callable[[str], str]:
 def _to_bits(ctx: RenderContext, t: Type, a: str) -> str:
     """The bit pattern of a value of element type `t`, as an unsigned integer of its width."""
     if CT.fp8_of(t) is not None:
-        return f"{ctx.fp8_helper(t, 'enc')}({a})"
+        return f"{ctx.fp8_helper(t, 'code')}({a})"
     if CT.is_half(t):
         return f"{ctx.helper('tb_h2bits')}({a})"
     if CT.is_bf16(t):

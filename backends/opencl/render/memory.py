@@ -60,7 +60,7 @@ def load_expr(ctx: RenderContext, t: Type, p: str, volatile: bool = False) -> st
 
 def store_stmt(ctx: RenderContext, t: Type, p: str, v: str) -> str:
     if CT.fp8_of(t) is not None:
-        return f"*({p}) = {ctx.fp8_helper(t, 'enc')}({v});"
+        return f"*({p}) = {ctx.fp8_helper(t, 'code')}({v});"
     if CT.is_half(t):
         return ctx.lang.half_store.format(value=v, ptr=p) + ";"
     if CT.is_bf16(t):

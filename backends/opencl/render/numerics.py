@@ -4,8 +4,10 @@ instead of a C copy of it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from triton_backend_sdk.numerics import f32_to_bf16_bits
-from triton_backend_sdk.numerics_fp8 import Fp8Format, f32_to_fp8_bits, fp8_to_f32_bits
+from triton_backend_sdk.numerics_fp8 import Fp8Format, f32_to_fp8_bits, fp8_bits_of_widened, fp8_to_f32_bits
 
 from .language import CStyleLanguage
 
@@ -99,8 +101,18 @@ class _CStatements(_COps):
 
 def fp8_encode_helper(name: str, fmt: Fp8Format, lang: CStyleLanguage, rtz: bool) -> str:
     """`uchar name(float f)`: the fp8 code of `f` (nearest even, or toward zero), the SDK's rounding."""
+    return _narrow_helper(name, lang, lambda o: f32_to_fp8_bits(o, "x", fmt, rtz))
+
+
+def fp8_code_helper(name: str, fmt: Fp8Format, lang: CStyleLanguage) -> str:
+    """`uchar name(float f)`: the code of the register value `f` (`fp8_bits_of_widened`), for stores and bitcasts:
+    the code it was loaded as, infinities and NaNs included."""
+    return _narrow_helper(name, lang, lambda o: fp8_bits_of_widened(o, "x", fmt))
+
+
+def _narrow_helper(name: str, lang: CStyleLanguage, code_of: Callable[[_CStatements], str]) -> str:
     o = _CStatements()
-    code = f32_to_fp8_bits(o, "x", fmt, rtz)
+    code = code_of(o)
     body = "\n".join(o.lines)
     return f"uchar {name}(float f) {{\n  uint x = {lang.bitcast('uint', 'f')};\n{body}\n  return (uchar){code};\n}}"
 
