@@ -26,18 +26,7 @@ class KnownBug:
     safe_fill: Callable[[str, str], str] | None = None
 
 
-def _bf16_fma(spec: KernelSpec, n: Node) -> bool:
-    return n.op == "fma" and n.dtype == "bfloat16"
-
-
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug(
-        "test_fuzz_regression_bf16_fma_rounds_once",
-        ("cpu_ref",) + OPENCL,
-        "tl.fma on bf16 rounds twice (through f32 on opencl, f64 on cpu_ref): one bf16 ulp off where the wide "
-        "result lands on a bf16 midpoint (fma(-4.75, -4.75, 2**-66) gives 22.5, correctly rounded 22.625)",
-        _bf16_fma,
-    ),
 )
 
 

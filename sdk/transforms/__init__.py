@@ -27,6 +27,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .int_semantics import IntSemantics
     from .math_library import MathLibrary
     from .nan_arg_reduce import NanIgnoringArgReduce
+    from .narrow_fma import NarrowFma
     from .unpack_map_elementwise import UnpackMapElementwise
     from .wide_float_scan import WideFloatScan
 
@@ -43,6 +44,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
         Fp8Casts(),
         Fp8Arithmetic(),
         MathLibrary(rules=rules),
+        NarrowFma(fp64="fp64" in descriptor.supported_dtypes),  # after the math library, which may make fmas
     ]
     if not native(O.DotScaled):
         passes.append(DecomposeDotScaled(accumulate_f64="fp64" in descriptor.supported_dtypes))

@@ -408,7 +408,8 @@ def _bitcast(ctx: RenderContext, src: Type, dst: Type, op: Op) -> Callable[[str]
 
 
 def _float_cast(ctx: RenderContext, src: Type, dst: Type, rtz: bool) -> Callable[[str], str]:
-    """Float to float: widening is exact; narrowing rounds to nearest even (or toward zero for RTZ fp_to_fp)."""
+    """Float to float: widening is exact; narrowing rounds to nearest even (or toward zero for RTZ fp_to_fp), once:
+    a double bound for f16/bf16/fp8 narrows to float rounded to odd first (nearest even there would round twice)."""
     Ts, Td = CT.ctype(src), CT.ctype(dst)
     if src.element == dst.element:
         return lambda a: a
@@ -416,7 +417,7 @@ def _float_cast(ctx: RenderContext, src: Type, dst: Type, rtz: bool) -> Callable
         return lambda a: f"((double){a})"
     to_float = lambda a: ctx.lang.convert("float", a, "rtz" if rtz else None)
     narrow = to_float if Ts == "double" else (lambda a: a)
-    if Ts == "double" and not rtz and CT.fp8_of(dst) is not None:
+    if Ts == "double" and not rtz and dst.element.width < 32:
         narrow = lambda a: f"{ctx.helper('tb_d2f_odd')}({a})"
     return lambda a: round_to(dst, narrow(a), ctx, rtz)
 
