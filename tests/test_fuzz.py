@@ -276,3 +276,33 @@ def test_fuzz_regression_bf16_fma_rounds_once(backend) -> None:
     o = torch.empty(2, dtype=torch.bfloat16)
     _fma[(1,)](x, x, z, o, N=2)
     assert o.tolist() == [22.625, 22.625]
+
+
+@triton.jit
+def _reduce_computed_range(o, M, BM: tl.constexpr, OP: tl.constexpr):
+    pid = tl.program_id(0)
+    rm = pid * BM + tl.arange(0, BM)
+    v = tl.where(rm < M, -((rm * 2 + -1).to(tl.float32)), 0)
+    if OP == "min":
+        r = tl.min(v, axis=0)
+    elif OP == "max":
+        r = tl.max(-v, axis=0)
+    else:
+        r = tl.sum(v, axis=0)
+    tl.store(o + pid, r)
+
+
+@pytest.mark.parametrize("op", ["min", "max", "sum"])
+@pytest.mark.parametrize("block", [16, 64, 128, 256])
+def test_fuzz_regression_reduce_of_a_computed_range(backend, op, block) -> None:
+    """fuzz seed 300 kernel 44: `tl.min` of values computed from `pid * BM + tl.arange` (no load) over 64 or more
+    elements gave the minimum of the first 48 of every 64 on cpu_ref at -O3 (LLVM 22 unrolled the reduction's lane
+    loop inside its chunk loop, then the loop vectorizer dropped chunks); M = 288 leaves a ragged last program."""
+    m = 288
+    grid = triton.cdiv(m, block)
+    o = torch.full((grid,), float("nan"))
+    _reduce_computed_range[(grid,)](o, m, BM=block, OP=op)
+    rm = torch.arange(grid * block).view(grid, block)
+    v = torch.where(rm < m, -(rm * 2 - 1).float(), 0.0)
+    want = {"min": v.min(1).values, "max": (-v).max(1).values, "sum": v.sum(1)}[op]
+    torch.testing.assert_close(o, want, rtol=0, atol=0)

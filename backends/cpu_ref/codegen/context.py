@@ -196,9 +196,15 @@ class LoweringContext:
         level(0, [])
 
     def counted_loop(
-        self, n: ir.Value, body: Callable[[ir.Value], None], known_nonzero: bool = False, start: ir.Value | None = None
+        self,
+        n: ir.Value,
+        body: Callable[[ir.Value], None],
+        known_nonzero: bool = False,
+        start: ir.Value | None = None,
+        no_unroll: bool = False,
     ) -> None:
-        """for i in [start, n): body(i); i has n's type."""
+        """for i in [start, n): body(i); i has n's type. `no_unroll` marks the loop `llvm.loop.unroll.disable`: a loop
+        meant for LLVM's loop vectorizer, which must see it as a loop (see reduce_scan's lane loop)."""
         b = self.b
         ty = n.type
         start = start if start is not None else ir.Constant(ty, 0)
@@ -215,7 +221,14 @@ class LoweringContext:
         body(i)
         nxt = b.add(i, ir.Constant(ty, 1), name="i.next", flags=["nuw", "nsw"])
         i.add_incoming(nxt, b.block)
-        b.cbranch(b.icmp_signed("<", nxt, n), header, exit_)
+        back = b.cbranch(b.icmp_signed("<", nxt, n), header, exit_)
+        if no_unroll:
+            module = b.module
+            loop_id = module.add_metadata(
+                [module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])]
+            )
+            loop_id.operands = (loop_id, *loop_id.operands)
+            back.set_metadata("llvm.loop", loop_id)
         b.position_at_end(exit_)
 
     def guarded(
