@@ -256,9 +256,13 @@ class Pool {
 
  private:
   void worker_main() {
+    // Asynchronous signals (SIGINT, SIGCHLD, ...) go to Python's threads. The synchronous ones a fault raises in this
+    // thread stay unblocked: a blocked SIGSEGV from kernel code makes the kernel reset it to the default action and
+    // end the process without running any handler (no faulthandler stack, no log line: how CI lost xdist workers).
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to Python's threads
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP}) sigdelset(&all, sig);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
     uint64_t seen;
     {
       std::lock_guard<std::mutex> lk(mu_);
