@@ -33,6 +33,11 @@ def register(kernel: LoadedKernel) -> int:
     return key
 
 
+#: bits of each scalar signature type the contract packs at its own width
+_KIND_BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64}
+_KIND_BITS |= {"fp32": 32, "f32": 32, "fp64": 64}
+
+
 def _scalar_decoder(kind: str, np_dtype: str) -> Callable[[bytes, int], Any]:
     """Reads one runtime argument's value from the contract's 8-byte slot (`Launcher.pack`) as the numpy value of
     its OpenCL C parameter: integers as the same bits at the parameter's width (a u64 2**64 - 1 is the i64 -1),
@@ -45,10 +50,6 @@ def _scalar_decoder(kind: str, np_dtype: str) -> Callable[[bytes, int], Any]:
     if kind not in ("i1", "u1") and dt.itemsize * 8 != _KIND_BITS[kind]:
         raise TypeError(f"opencl: a {kind} argument cannot be passed as an OpenCL C {np_dtype} parameter")
     return lambda slots, off: np.frombuffer(slots, dt, 1, off)[0]
-
-
-_KIND_BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64, "fp32": 32}
-_KIND_BITS.update({"f32": 32, "fp64": 64})
 
 
 def _memory(arg: Any, name: str) -> tuple[int, int, int]:
@@ -115,11 +116,12 @@ class Launcher:
         exit_hook: Any,
         *args: Any,
     ) -> None:
-        if enter_hook is not None:
-            enter_hook(launch_metadata)
         if self.descriptors:
             args = flatten_descriptors(args, self.descriptors)
+        # checked before the enter hook, as the native launcher does: a refused launch is not reported as run
         gx, gy, gz, slots = self.contract.pack(gx, gy, gz, stream, function, None, None, None, None, *args)
+        if enter_hook is not None:
+            enter_hook(launch_metadata)
         if gx * gy * gz > 0:
             self.launch(_KERNELS[function], (gx, gy, gz), args, slots)
         if exit_hook is not None:
