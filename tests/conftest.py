@@ -86,10 +86,13 @@ def rng() -> torch.Generator:
 _FAULT_LOG = None
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Where TBS_FAULT_LOG_DIR is set (.ci/run sets it), each xdist worker keeps a log there: the test it starts with
     its memory at that point, and Python's stacks of every thread if it dies of a signal. xdist reports only
-    'worker crashed while running X'; the worker's stderr does not reach the log, and an OOM kill leaves no stack."""
+    'worker crashed while running X'; the worker's stderr does not reach the log, and an OOM kill leaves no stack.
+    Last of the configure hooks: pytest's faulthandler plugin enables faulthandler on stderr in its own, which would
+    replace this log (the stacks then land amid the progress dots, cut from the tail CI keeps)."""
     global _FAULT_LOG
     directory = os.environ.get("TBS_FAULT_LOG_DIR")
     worker = os.environ.get("PYTEST_XDIST_WORKER")
