@@ -5,6 +5,7 @@ Imported only when a kernel is compiled or loaded, so that `import triton` stays
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
@@ -12,6 +13,7 @@ import os
 import tempfile
 import threading
 import weakref
+from collections.abc import Iterator
 
 import llvmlite.binding as llvm
 from triton_backend_sdk.errors import ToolError
@@ -63,11 +65,10 @@ def target_machine(cpu: str, features: str, opt_level: int) -> llvm.TargetMachin
 def optimize(ir_text: str, cpu: str, features: str, opt_level: int, name: str) -> str:
     """Parse, verify and optimise LLVM IR text for the CPU; returns the optimised IR text."""
     tm = target_machine(cpu, features, opt_level)
-    with _lock:
+    with _lock, _private_module(ir_text, f"LLVM rejected the IR generated for kernel {name!r}") as mod:
+        mod.triple = tm.triple
+        mod.data_layout = str(tm.target_data)
         try:
-            mod = llvm.parse_assembly(ir_text)
-            mod.triple = tm.triple
-            mod.data_layout = str(tm.target_data)
             mod.verify()
         except RuntimeError as e:
             raise ToolError(f"cpu_ref: LLVM rejected the IR generated for kernel {name!r}: {e}") from e
@@ -77,18 +78,38 @@ def optimize(ir_text: str, cpu: str, features: str, opt_level: int, name: str) -
             pto.slp_vectorization = True
             pto.loop_unrolling = True
             pb = llvm.create_pass_builder(tm, pto)
-            pb.getModulePassManager().run(mod, pb)
+            try:
+                pb.getModulePassManager().run(mod, pb)
+            finally:
+                pb.close()
+                pto.close()
         return str(mod)
 
 
 def emit_object(ir_text: str, cpu: str, features: str, opt_level: int, name: str) -> bytes:
     tm = target_machine(cpu, features, opt_level)
-    with _lock:
-        try:
-            mod = llvm.parse_assembly(ir_text)
-        except RuntimeError as e:
-            raise ToolError(f"cpu_ref: cannot re-read LLVM IR of kernel {name!r}: {e}") from e
+    with _lock, _private_module(ir_text, f"cannot re-read LLVM IR of kernel {name!r}") as mod:
         return tm.emit_object(mod)
+
+
+@contextlib.contextmanager
+def _private_module(ir_text: str, what: str) -> Iterator[llvm.ModuleRef]:
+    """The module parsed into an LLVM context of its own, both freed on exit (the caller holds `_lock`). With the
+    global context, a module that outlived its call (held by a traceback, say) was freed by whichever thread ran
+    Python's cyclic GC, inside LLVM while another thread parsed or optimised in that same context with the GIL
+    released: LLVMContext is not thread-safe."""
+    context = llvm.create_context()
+    try:
+        try:
+            mod = llvm.parse_assembly(ir_text, context=context)
+        except RuntimeError as e:
+            raise ToolError(f"cpu_ref: {what}: {e}") from e
+        try:
+            yield mod
+        finally:
+            mod.close()
+    finally:
+        context.close()
 
 
 class LoadedObject:
