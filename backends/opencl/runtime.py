@@ -21,6 +21,7 @@ from typing import Any
 
 from triton_backend_sdk.descriptor import ALL_DTYPES, TargetDescriptor
 from triton_backend_sdk.errors import SDKError, ToolError
+from triton_backend_sdk.signals import kept_signal_handlers
 
 from .clock import clock_features
 from .compiler import CPU_FEATURE
@@ -48,12 +49,15 @@ def cl() -> Any:
 
 @functools.cache
 def all_devices() -> tuple[Any, ...]:
-    pyopencl = cl()
-    try:
-        platforms = pyopencl.get_platforms()
-    except pyopencl.LogicError as e:  # no ICD installed
-        raise DeviceError(f"no OpenCL platform found ({e}); install an OpenCL driver (e.g. pocl-opencl-icd)") from e
-    return tuple(d for p in platforms for d in p.get_devices())
+    """Every device of every platform. Enumerating starts each driver, and PoCL's LLVM then takes over most signal
+    handlers (sdk/signals.py): the process's own are put back."""
+    with kept_signal_handlers():
+        pyopencl = cl()
+        try:
+            platforms = pyopencl.get_platforms()
+        except pyopencl.LogicError as e:  # no ICD installed
+            raise DeviceError(f"no OpenCL platform found ({e}); install an OpenCL driver (e.g. pocl-opencl-icd)") from e
+        return tuple(d for p in platforms for d in p.get_devices())
 
 
 def _label(dev: Any) -> str:
@@ -245,7 +249,8 @@ def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     rt = runtime_for(dev)
     prg = pyopencl.Program(rt.context, source)
     try:
-        prg.build(options=options, devices=[dev])
+        with kept_signal_handlers():  # the first build starts the driver's compiler (sdk/signals.py)
+            prg.build(options=options, devices=[dev])
     except pyopencl.Error as e:
         log = _build_log(prg, dev) or str(e)
         excerpt = source_excerpt(source, log)
@@ -359,7 +364,8 @@ def load_kernel(blob: bytes) -> LoadedKernel:
         prg = None
         if binary and header.get("arch") == arch_of(dev):
             try:
-                prg = pyopencl.Program(rt.context, [dev], [binary]).build(options=header["options"])
+                with kept_signal_handlers():
+                    prg = pyopencl.Program(rt.context, [dev], [binary]).build(options=header["options"])
             except pyopencl.Error:
                 prg = None
         if prg is None:
@@ -416,7 +422,8 @@ class DeviceRuntime:
             mf = pyopencl.mem_flags
             buf = pyopencl.Buffer(self.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=host)
             prg = pyopencl.Program(self.context, "__kernel void k(__global int *p) { p[get_global_id(0)] += 1; }")
-            prg.build()
+            with kept_signal_handlers():
+                prg.build()
             knl = pyopencl.Kernel(prg, "k")
             knl.set_args(buf)
             host[:] = 100  # written after the buffer was made: the device must see it
