@@ -85,6 +85,34 @@ def test_generator_avoids_known_constructs() -> None:
             assert not matching(spec, b, None), (k, b)
 
 
+def test_generator_keeps_a_constant_dividend_from_dividing_by_zero() -> None:
+    """fuzz seed 300 kernel 278: `0 // x2` is folded to 0 by Triton's TTIR canonicalizer, so a divisor that may be 0
+    has no defined result there; the generator ors it with 1 (a load divisor of a loaded dividend stays as it is)."""
+    from triton_backend_sdk.fuzz.gen import Generator
+    from triton_backend_sdk.fuzz.spec import Node
+
+    g = Generator(0, "k")
+    zero, x = Node("lit", "int32", attr={"value": 0}), Node("load", "int32", attr={"name": "x2"})
+    b = g.defined_operand(zero, x, "//", "int32")
+    assert (b.op, b.attr.get("sym"), b.args[1].attr["value"]) == ("bin", "|", 1)
+    y = Node("load", "int32", attr={"name": "x3"})
+    assert g.defined_operand(x, y, "//", "int32") is y
+
+
+def test_reference_runs_move_chained_approximations_in_opposite_directions() -> None:
+    """fuzz seed 300 kernel 164: `rsqrt(sin(x)) - x` was 2 ulp off on both backends, inside what the OpenCL bounds
+    allow, because the all-up and all-down runs cancel in a decreasing function of an approximation; runs 3 and 4
+    alternate the direction per result, so one of them moves sin down and rsqrt up."""
+    from triton_backend_sdk.fuzz import interp_ref as R
+
+    seen = set()
+    for run in (3, 4):
+        R.set_run(run)
+        seen.add((R._signs((1,)), R._signs((1,))))
+    assert seen == {(1.0, -1.0), (-1.0, 1.0)}
+    R.set_run(0)
+
+
 # --- comparison and crash isolation -------------------------------------------------------------------------------
 def _guarded(values: list[float], dtype: str = "float32") -> torch.Tensor:
     from triton_backend_sdk.fuzz.inputs import GUARD, SENTINEL_BYTE

@@ -15,7 +15,9 @@ What is replaced, and why:
 Tolerance by perturbation. An implementation may round tl.exp, exp2, log, log2, sin, cos, sqrt, rsqrt, erf (by up
 to the OpenCL 1.2 full-profile bounds, `APPROX_ULPS`), and may sum in any order (a sum or cumsum of n terms by up
 to (n-1)·eps·Σ|x|, a dot of K products by K·eps·Σ|a·b|, eps of the result's format). Reference run 0 is exact;
-runs 1..K move every such result by its full bound: run 1 up, run 2 down, the others a random sign per element.
+runs 1..K move every such result by its full bound: run 1 up, run 2 down, runs 3 and 4 alternately (each result the
+other way from the one before it, so that two chained approximations such as `rsqrt(sin(x))` also move in opposite
+directions, which all-up and all-down runs cancel), the others a random sign per element.
 Everything downstream (cancellation, rounding to a narrow format, a comparison or float -> int near a boundary)
 sees the moved values, so the runs' spread is the output's tolerance, and an element whose runs disagree on NaN,
 inf, an integer or a bool is ill-conditioned and not compared (compare.py).
@@ -44,6 +46,8 @@ APPROX_ULPS = {"exp": 3, "exp2": 3, "log": 3, "log2": 3, "sin": 4, "cos": 4, "sq
 class _State:
     run = 0
     rng = np.random.default_rng(0)
+    #: approximate results moved so far in this run: runs 3 and 4 alternate the direction by it
+    moved = 0
 
 
 STATE = _State()
@@ -53,6 +57,7 @@ def set_run(run: int) -> None:
     """Select reference run `run` (0: exact; >0: approximate results moved by their bounds)."""
     STATE.run = run
     STATE.rng = np.random.default_rng(run)
+    STATE.moved = 0
 
 
 def _signs(shape: tuple[int, ...]) -> np.ndarray | float:
@@ -60,6 +65,9 @@ def _signs(shape: tuple[int, ...]) -> np.ndarray | float:
         return 1.0
     if STATE.run == 2:
         return -1.0
+    STATE.moved += 1
+    if STATE.run in (3, 4):
+        return (-1.0) ** (STATE.moved + STATE.run)
     return STATE.rng.choice([-1.0, 1.0], size=shape)
 
 

@@ -31,8 +31,8 @@ from .render import render
 from .spec import KernelSpec
 from .worker import INTERPRETER
 
-#: interpreter runs per kernel with an approximate operation: run 0 exact, 4 perturbed (interp_ref.py)
-REFERENCE_RUNS = 5
+#: interpreter runs per kernel with an approximate operation: run 0 exact, 6 perturbed (interp_ref.py)
+REFERENCE_RUNS = 7
 DEFAULT_BACKENDS = ("cpu_ref", "opencl")
 
 
