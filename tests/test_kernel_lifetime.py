@@ -76,3 +76,29 @@ def test_run_case_keeps_no_kernel_loaded(backend) -> None:
         assert not any(kernel_cache for kernel_cache, *_ in fn.device_caches.values())
     if backend == "opencl":
         assert _live_opencl_kernels() <= before
+
+
+def test_cpu_ref_library_freed_on_another_thread_is_unlinked_by_the_next_load() -> None:
+    """A cpu_ref JIT library whose last holder dies on some other thread (the cyclic GC runs on whichever thread
+    allocates) is only retired there; the next load unlinks it under the JIT's lock, never concurrently with a link."""
+    import threading
+
+    from triton_backend_sdk.backends.cpu_ref import llvm
+
+    triton_backend_sdk.use("cpu_ref")
+    k = _make_kernel()
+    x = torch.randn(64)
+    y = torch.empty(64)
+    k[(1,)](x, y, 50, S=3)
+    torch.testing.assert_close(y[:50], x[:50] * 3)
+    holder = [next(iter(k.device_caches[0][0].values()))]
+    forget_kernels(k)
+    llvm._reap()
+    t = threading.Thread(target=lambda: (holder.clear(), gc.collect()))
+    t.start()
+    t.join()
+    assert len(llvm._retired) == 1
+    k2 = _make_kernel()
+    k2[(1,)](x, y, 64, S=2)  # a load: reaps under the lock, then links
+    torch.testing.assert_close(y, x * 2)
+    assert llvm._retired == []

@@ -66,6 +66,7 @@ def optimize(ir_text: str, cpu: str, features: str, opt_level: int, name: str) -
     """Parse, verify and optimise LLVM IR text for the CPU; returns the optimised IR text."""
     tm = target_machine(cpu, features, opt_level)
     with _lock, _private_module(ir_text, f"LLVM rejected the IR generated for kernel {name!r}") as mod:
+        _reap()
         mod.triple = tm.triple
         mod.data_layout = str(tm.target_data)
         try:
@@ -113,11 +114,29 @@ def _private_module(ir_text: str, what: str) -> Iterator[llvm.ModuleRef]:
 
 
 class LoadedObject:
-    """A kernel object linked into the process-wide JIT; holding it keeps the code mapped."""
+    """A kernel object linked into the process-wide JIT; holding it keeps the code mapped.
+
+    Freeing it only retires the library: Python's cyclic GC may free it on any thread (pytest-xdist's receiver
+    thread, say) while another thread is inside LLVM with the GIL released, linking under `_lock`; unlinking then
+    would race that JIT session, and taking `_lock` in a finaliser that holds the GIL could deadlock with it. The
+    next compile or load unlinks retired libraries under `_lock`."""
 
     def __init__(self, lib: object, function: int) -> None:
         self.lib = lib
         self.function = function
+
+    def __del__(self) -> None:
+        _retired.append(self.lib)
+
+
+#: libraries whose LoadedObject was freed, unlinked by `_reap` under `_lock`
+_retired: list[object] = []
+
+
+def _reap() -> None:
+    """Unlink retired libraries; called with `_lock` held."""
+    while _retired:
+        _retired.pop().close()  # type: ignore[attr-defined]
 
 
 @functools.cache
@@ -139,6 +158,7 @@ def load_object(name: str, obj: bytes) -> LoadedObject:
     symbols = native_symbols()
     key = (name, hashlib.sha256(obj).digest(), tuple(sorted(symbols.items())))
     with _lock:
+        _reap()
         loaded = _loaded.get(key)
         if loaded is None:
             loaded = _link(name, obj, symbols)
