@@ -88,9 +88,12 @@ _FAULT_LOG = None
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Where TBS_FAULT_LOG_DIR is set (.ci/run sets it), each xdist worker keeps a log there: the test it starts with
-    its memory at that point, and Python's stacks of every thread if it dies of a signal. xdist reports only
-    'worker crashed while running X'; the worker's stderr does not reach the log, and an OOM kill leaves no stack.
+    """Where TBS_FAULT_LOG_DIR is set (.ci/run sets it), each xdist worker keeps a log there (named by worker and
+    process, so that a nested pytest run cannot truncate it): the test it starts with its memory at that point, and
+    Python's stacks of every thread if it dies of a signal. xdist reports only 'worker crashed while running X'.
+    With `--capture=sys` (.ci/run passes it through PYTEST_ADDOPTS) the worker's file descriptor 2 goes to the log
+    as well, so that what native code prints before it aborts (glibc, LLVM, C++ terminate, a fatal Python error)
+    is kept in order with the tests; under fd capture it would go to the test's capture file and die with it.
     Last of the configure hooks: pytest's faulthandler plugin enables faulthandler on stderr in its own, which would
     replace this log (the stacks then land amid the progress dots, cut from the tail CI keeps)."""
     global _FAULT_LOG
@@ -101,7 +104,10 @@ def pytest_configure(config: pytest.Config) -> None:
     import faulthandler
 
     os.makedirs(directory, exist_ok=True)
-    _FAULT_LOG = open(os.path.join(directory, f"{worker}.log"), "w", buffering=1)  # noqa: SIM115 - the worker's life
+    path = os.path.join(directory, f"{worker}.{os.getpid()}.log")
+    _FAULT_LOG = open(path, "w", buffering=1)  # noqa: SIM115 - the worker's life
+    if config.getoption("capture") in ("sys", "no"):
+        os.dup2(_FAULT_LOG.fileno(), 2)
     faulthandler.enable(file=_FAULT_LOG, all_threads=True)
 
 
