@@ -293,14 +293,20 @@ def _drop_jit_caches() -> None:
         forget_kernels(fn)
 
 
+def jit_function_of(fn: Any) -> Any:
+    """The @triton.jit function under autotune / heuristics wrappers (the one holding the kernel caches)."""
+    while not hasattr(fn, "device_caches") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn
+
+
 def forget_kernels(fn: Any) -> None:
     """Drop one @triton.jit function's in-memory kernels (the next launch reloads from Triton's disk cache). A
     process that runs thousands of one-off specializations (the op suite, the conformance runner) would otherwise
     keep every binary it ever loaded: ~0.2 MB per cpu_ref kernel, ~0.8 MB per opencl program."""
     from collections import defaultdict
 
-    while not hasattr(fn, "device_caches") and hasattr(fn, "fn"):  # autotune / heuristics wrappers
-        fn = fn.fn
+    fn = jit_function_of(fn)
     if getattr(fn, "device_caches", None):  # a fresh defaultdict rebuilds backend and binder lazily
         fn.device_caches = defaultdict(fn.create_binder)
 

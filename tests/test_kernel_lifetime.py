@@ -16,7 +16,7 @@ import triton.language as tl
 import triton_backend_sdk
 from triton_backend_sdk.conformance.cases import all_cases
 from triton_backend_sdk.conformance.suite import run_case
-from triton_backend_sdk.plugins import forget_kernels
+from triton_backend_sdk.plugins import forget_kernels, jit_function_of
 
 
 def _make_kernel():
@@ -70,9 +70,7 @@ def test_run_case_keeps_no_kernel_loaded(backend) -> None:
             assert r.outcome in ("pass", "unsupported"), r.message
     gc.collect()
     for case, _, _ in cases:
-        fn = case.kernel
-        while not hasattr(fn, "device_caches") and hasattr(fn, "fn"):
-            fn = fn.fn
+        fn = jit_function_of(case.kernel)
         assert not any(kernel_cache for kernel_cache, *_ in fn.device_caches.values())
     if backend == "opencl":
         assert _live_opencl_kernels() <= before
