@@ -3,7 +3,8 @@
 Values are held in registers in a *compute* type: f16 and bf16 in `float`, kept exactly representable in their own
 format (every op that produces one rounds to nearest even), so results match a device with native half arithmetic
 without needing `cl_khr_fp16` (NVIDIA's OpenCL does not list it). In memory they stay 16-bit: f16 through the
-language's half loads/stores (OpenCL's `vload_half`/`vstore_half_rte`), bf16 by shifting the bits. i1 is `bool` in
+language's half loads/stores (OpenCL's `vload_half`/`vstore_half_rte`), NaNs by their bits (the hardware widening
+quiets a signaling NaN; loads, stores and bitcasts move bits unchanged), bf16 by shifting the bits. i1 is `bool` in
 registers and a byte in memory. The helpers are C99 plus the language's bit casts, conversions and atomics.
 """
 
@@ -253,6 +254,12 @@ float tb_h2f(ushort h) {{
   return {b("float", "sign | ((e + 112u) << 23) | (m << 13)")};
 }}""",
         "tb_rnd_h": "float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }",
+        # an f16 load: the language's widening (one instruction where the device has it), except for a NaN, whose
+        # bits tb_h2f keeps (the widening sets a signaling NaN's quiet bit, and a later store or bitcast showed it)
+        "tb_h2f_load": """\
+float tb_h2f_load(float widened, ushort h) {
+  return ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0u) ? tb_h2f(h) : widened;
+}""",
         # the bits of an f16 value held in a float: tb_h2f's exact inverse, NaN payloads included (a bitcast moves
         # them)
         "tb_h2bits": f"""\
@@ -317,5 +324,6 @@ double tb_atomic_add_f64(volatile {g}double *p, double v) {{
 HELPER_DEPS: dict[str, tuple[str, ...]] = {
     "tb_rnd_h": ("tb_f2h", "tb_h2f"),
     "tb_h2bits": ("tb_f2h",),
+    "tb_h2f_load": ("tb_h2f",),
     "tb_rnd_h_rtz": ("tb_f2h_rtz", "tb_h2f"),
 }

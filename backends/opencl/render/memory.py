@@ -48,7 +48,7 @@ def load_expr(ctx: RenderContext, t: Type, p: str, volatile: bool = False) -> st
     if CT.fp8_of(t) is not None:
         return f"{ctx.fp8_helper(t, 'dec')}(*({p}))"
     if CT.is_half(t):
-        return ctx.lang.half_load.format(ptr=p)
+        return f"{ctx.helper('tb_h2f_load')}({ctx.lang.half_load.format(ptr=p)}, *({p}))"
     if CT.is_bf16(t):
         return ctx.lang.bitcast("float", f"(uint)(*({p})) << 16")
     if volatile:
@@ -61,8 +61,12 @@ def load_expr(ctx: RenderContext, t: Type, p: str, volatile: bool = False) -> st
 def store_stmt(ctx: RenderContext, t: Type, p: str, v: str) -> str:
     if CT.fp8_of(t) is not None:
         return f"*({p}) = {ctx.fp8_helper(t, 'code')}({v});"
-    if CT.is_half(t):
-        return ctx.lang.half_store.format(value=v, ptr=p) + ";"
+    if CT.is_half(t):  # a NaN by its bits (tb_h2bits), so that a loaded signaling NaN is stored unchanged
+        h2bits = ctx.helper("tb_h2bits")
+        return (
+            f"{{ float tb_v = {v}; if (isnan(tb_v)) *({p}) = {h2bits}(tb_v); "
+            f"else {ctx.lang.half_store.format(value='tb_v', ptr=p)}; }}"
+        )
     if CT.is_bf16(t):
         return f"*({p}) = (ushort)({ctx.lang.bitcast('uint', v)} >> 16);"
     if isinstance(t, IntType) and t.width == 1:
