@@ -58,6 +58,10 @@ class NativePlugin:
     digest: str
     symbols: dict[str, int] = field(default_factory=dict)
     handle: ctypes.CDLL | None = field(default=None, repr=False)
+    #: the descriptor's init and teardown (0: none); init runs once, after every check of the library passed
+    init: int = field(default=0, repr=False)
+    teardown: int = field(default=0, repr=False)
+    initialised: bool = False
 
     def identity(self) -> str:
         return f"{self.name}@{self.version}/abi{self.api_version}/{self.digest}"
@@ -76,6 +80,14 @@ def file_sha256(path: str) -> str:
 
 def load_native(path: str) -> NativePlugin:
     """dlopen `path`, read and check its descriptor, run its init; once per path per process."""
+    plugin = open_native(path)
+    initialise(plugin)
+    return plugin
+
+
+def open_native(path: str) -> NativePlugin:
+    """dlopen `path` and check its descriptor and symbols, without running its init (`initialise` does, once the
+    caller's own checks passed too: a library refused for a clash must not have run code)."""
     path = os.path.realpath(path)
     if path in _LOADED:
         return _LOADED[path]
@@ -118,17 +130,79 @@ def load_native(path: str) -> NativePlugin:
             raise NativePluginError(f"native plugin {name} ({path}): symbol table entry {i} has no name or address")
         if sym in symbols:
             raise NativePluginError(f"native plugin {name} ({path}) defines symbol {sym!r} twice")
+        owner = process_symbol_owner(sym)
+        if owner is not None:
+            raise NativePluginError(
+                f"native plugin {name} ({path}): symbol {sym!r} is already defined by {owner}; kernels resolve "
+                f"external calls against the plugins first, so every kernel calling {sym!r} would get the "
+                f"plugin's function: give it a name of its own (a prefix such as '{name}_')"
+            )
         symbols[sym] = int(s.address)
     has = desc.struct_size >= _PluginV1.teardown.offset + ctypes.sizeof(ctypes.c_void_p)
-    if has and desc.init:
-        rc = _INIT(desc.init)()
-        if rc != 0:
-            raise NativePluginError(f"native plugin {name} {version} ({path}): init() returned {rc}")
-    if has and desc.teardown:
-        atexit.register(_TEARDOWN(desc.teardown))
-    plugin = NativePlugin(path, name, version, desc.api_version, digest, symbols, lib)
+    plugin = NativePlugin(
+        path,
+        name,
+        version,
+        desc.api_version,
+        digest,
+        symbols,
+        lib,
+        init=int(desc.init or 0) if has else 0,
+        teardown=int(desc.teardown or 0) if has else 0,
+    )
     _LOADED[path] = plugin
     return plugin
+
+
+def initialise(plugin: NativePlugin) -> None:
+    """Run the library's init (once) and register its teardown for exit; an init that fails leaves it unloaded."""
+    if plugin.initialised:
+        return
+    if plugin.init:
+        rc = _INIT(plugin.init)()
+        if rc != 0:
+            _LOADED.pop(plugin.path, None)
+            raise NativePluginError(
+                f"native plugin {plugin.name} {plugin.version} ({plugin.path}): init() returned {rc}"
+            )
+    if plugin.teardown:
+        atexit.register(_TEARDOWN(plugin.teardown))
+    plugin.initialised = True
+
+
+def process_symbol_owner(symbol: str) -> str | None:
+    """The library of this process that already defines `symbol` (libc, libm, the interpreter, ...), or None."""
+    process = ctypes.CDLL(None)
+    try:
+        address = ctypes.cast(getattr(process, symbol), ctypes.c_void_p).value
+    except AttributeError:
+        return None
+    info = _DlInfo()
+    if address and _dladdr is not None and _dladdr(ctypes.c_void_p(address), ctypes.byref(info)) and info.dli_fname:
+        return os.path.basename(info.dli_fname.decode(errors="replace"))
+    return "this process"
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [
+        ("dli_fname", ctypes.c_char_p),
+        ("dli_fbase", ctypes.c_void_p),
+        ("dli_sname", ctypes.c_char_p),
+        ("dli_saddr", ctypes.c_void_p),
+    ]
+
+
+def _find_dladdr() -> object | None:
+    try:
+        fn = ctypes.CDLL(None).dladdr
+    except AttributeError:
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_dladdr = _find_dladdr()
 
 
 def loaded() -> list[NativePlugin]:

@@ -109,10 +109,12 @@ def _activate(plugin: Plugin, source: str) -> Active:
             f"plugin {plugin.name!r} {plugin.version} ({source}) is already active as version "
             f"{other.plugin.version} ({other.source}); deactivate it first"
         )
-    from .native import load_native
+    from .native import initialise, open_native
 
-    natives = [load_native(p) for p in plugin.native]
+    natives = [open_native(p) for p in plugin.native]
     _check_symbol_clashes(plugin.name, natives)
+    for n in natives:  # only now does any of its code run
+        initialise(n)
     if plugin.setup is not None:
         plugin.setup()
     active = Active(plugin, source, natives=natives)

@@ -254,3 +254,66 @@ def _three_runs(work, script) -> tuple[list[bool], list[str]]:  # type: ignore[n
         sources.append(r.stdout.split("SOURCES")[-1].strip())
         assert (work / f"teardown{i}").read_text() == "proc", "teardown() did not run at exit"
     return compiled, sources
+
+
+MARKING_C = """
+#include <stdio.h>
+#include <stdlib.h>
+#include "triton_backend_sdk/plugin.h"
+
+static float {sym}(float x) {{ return x + 1.0f; }}
+static int32_t init(void) {{  /* proves whether init ran: writes the file $TSDKN_INIT_MARK names */
+    const char *path = getenv("TSDKN_INIT_MARK");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (f) {{ fputs("{tag}\\n", f); fclose(f); }}
+    return 0;
+}}
+static const tsdk_symbol symbols[] = {{ {{"{sym}", (void *){sym}}} }};
+static const tsdk_plugin plugin = {{
+    TSDK_PLUGIN_API_VERSION, sizeof(tsdk_plugin), "tsdkn_{tag}", "1.0", 1, symbols, init, NULL,
+}};
+TSDK_EXPORT const tsdk_plugin *tsdk_plugin_info(void) {{ return &plugin; }}
+"""
+
+
+def _marking_plugin(directory, tag: str, sym: str) -> str:
+    src, out = os.path.join(directory, f"{tag}.c"), os.path.join(directory, f"lib{tag}.so")
+    with open(src, "w") as f:
+        f.write(MARKING_C.format(tag=tag, sym=sym))
+    subprocess.run([CC, "-shared", "-fPIC", "-I", INCLUDE, src, "-o", out], check=True, capture_output=True)
+    return out
+
+
+def _marks(path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_a_symbol_that_shadows_libm_is_refused_before_init_runs(tmp_path, monkeypatch):
+    """A plugin exporting `expm1f` would replace libm's for every cpu_ref kernel (external calls resolve against the
+    plugins first): refused, naming the library that defines it, and its init never ran."""
+    mark = tmp_path / "init.txt"
+    monkeypatch.setenv("TSDKN_INIT_MARK", str(mark))
+    lib = _marking_plugin(tmp_path, "shadow", "expm1f")
+    with pytest.raises(NativePluginError, match=r"symbol 'expm1f' is already defined by libm\.so"):
+        plugins.activate(Plugin("tsdkn-shadow", "1.0", native=(lib,)))
+    assert _marks(mark) == []
+    assert "tsdkn-shadow" not in {a.plugin.name for a in plugins.active_plugins()}
+
+
+def test_a_plugin_refused_for_a_clash_has_not_run_its_init(tmp_path, monkeypatch):
+    mark = tmp_path / "init.txt"
+    monkeypatch.setenv("TSDKN_INIT_MARK", str(mark))
+    first = _marking_plugin(tmp_path, "clash1", "tsdkn_clash_add1")
+    second = _marking_plugin(tmp_path, "clash2", "tsdkn_clash_add1")
+    plugins.activate(Plugin("tsdkn-clash1", "1.0", native=(first,)))
+    try:
+        with pytest.raises(PluginError, match=r"tsdkn_clash_add1.*already defined by tsdkn-clash1"):
+            plugins.activate(Plugin("tsdkn-clash2", "1.0", native=(second,)))
+        assert _marks(mark) == ["clash1"]
+    finally:
+        plugins.deactivate("tsdkn-clash1")
+    plugins.activate(Plugin("tsdkn-clash2", "1.0", native=(second,)))  # once the clash is gone it loads, once
+    try:
+        assert _marks(mark) == ["clash1", "clash2"]
+    finally:
+        plugins.deactivate("tsdkn-clash2")
