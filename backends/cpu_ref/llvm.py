@@ -141,10 +141,10 @@ def _reap() -> None:
 
 @functools.cache
 def _jit() -> llvm.LLJIT:
-    """The process's JIT, linking with JITLink. RuntimeDyld, llvmlite's default, maps an object's code and its
-    read-only data separately, wherever the kernel finds room: in a process whose address space has filled up (a
-    long test run with torch and PoCL) the two can land more than 2 GB apart, and the code's 32-bit PC-relative
-    reference to its constants then aborts the process in llvmlite's assertion-enabled LLVM
+    """The process's JIT, linking with JITLink. RuntimeDyld, llvmlite's default, maps an object's sections (code,
+    constants, its GOT) separately, wherever the kernel finds room: in a process whose address space has filled up (a
+    long test run with torch and PoCL) they can land more than 2 GB apart, and a 32-bit PC-relative reference between
+    them then aborts the process in llvmlite's assertion-enabled LLVM
     (`RuntimeDyldELF::resolveX86_64Relocation: isInt<32>(RealOffset)`; how CI lost a worker now and then). JITLink
     allocates each object in one block and reaches outside symbols through its own GOT and stubs (~80 us more per
     link)."""
