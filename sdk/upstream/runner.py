@@ -96,7 +96,8 @@ def run(
         env = dict(os.environ, TRITON_DEFAULT_BACKEND=backend, TRITON_CACHE_DIR=str(root / "cache"))
         if workers > 0:  # in-process, ending the stuck process would end the run
             env.update({RECORD: str(record), LIMIT: str(timeout + max(10.0, timeout / 5))})
-        env.pop("TRITON_INTERPRET", None)
+        for var in ("TRITON_INTERPRET", "PYTEST_ADDOPTS", "TBS_FAULT_LOG_DIR"):  # the run's options are its own
+            env.pop(var, None)
         shutil.rmtree(root / "cache", ignore_errors=True)
         selection = [*paths] + (["-k", k] if k else [])
         if ids_file or sample > 1 or offset:
