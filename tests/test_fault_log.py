@@ -50,18 +50,23 @@ def test_prints_natively_and_aborts():
 """
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the fault is a NULL read, delivered as SIGSEGV on Linux")
-def test_a_worker_fault_leaves_its_stacks_in_the_log(tmp_path: Path) -> None:
+def _crash_worker(tmp_path: Path, name: str, source: str, **env_extra: str) -> str:
+    """Run test file `source` in one xdist worker with the crash log on; the worker must crash. Returns its log."""
     (tmp_path / "conftest.py").write_text(_HOOKS)
-    (tmp_path / "test_crashing.py").write_text(_CRASHING)
+    (tmp_path / name).write_text(source)
     logs = tmp_path / "logs"
-    env = {**os.environ, "TBS_FAULT_LOG_DIR": str(logs)}
+    env = {**os.environ, "TBS_FAULT_LOG_DIR": str(logs), **env_extra}
     env.pop("PYTEST_XDIST_WORKER", None)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-n", "1", "-p", "no:cacheprovider", "test_crashing.py"]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-n", "1", "-p", "no:cacheprovider", name]
     out = subprocess.run(cmd, check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert "crashed while running" in out.stdout, out.stdout + out.stderr
     (log_path,) = logs.glob("gw0.*.log")
-    log = log_path.read_text()
+    return log_path.read_text()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the fault is a NULL read, delivered as SIGSEGV on Linux")
+def test_a_worker_fault_leaves_its_stacks_in_the_log(tmp_path: Path) -> None:
+    log = _crash_worker(tmp_path, "test_crashing.py", _CRASHING)
     assert "start test_crashing.py::test_before rss_mb=" in log
     assert "start test_crashing.py::test_faults_in_a_thread rss_mb=" in log
     assert "Fatal Python error: Segmentation fault" in log, log
@@ -70,16 +75,7 @@ def test_a_worker_fault_leaves_its_stacks_in_the_log(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="SIGABRT and fd 2 as on Linux")
 def test_under_sys_capture_native_stderr_before_an_abort_reaches_the_log(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text(_HOOKS)
-    (tmp_path / "test_aborting.py").write_text(_ABORTING)
-    logs = tmp_path / "logs"
-    env = {**os.environ, "TBS_FAULT_LOG_DIR": str(logs), "PYTEST_ADDOPTS": "--capture=sys"}
-    env.pop("PYTEST_XDIST_WORKER", None)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-n", "1", "-p", "no:cacheprovider", "test_aborting.py"]
-    out = subprocess.run(cmd, check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert "crashed while running" in out.stdout, out.stdout + out.stderr
-    (log_path,) = logs.glob("gw0.*.log")
-    log = log_path.read_text()
+    log = _crash_worker(tmp_path, "test_aborting.py", _ABORTING, PYTEST_ADDOPTS="--capture=sys")
     assert "native: about to abort" in log, log
     assert "Fatal Python error: Aborted" in log, log
     assert log.index("start test_aborting.py::") < log.index("native: about to abort") < log.index("Fatal Python")

@@ -54,11 +54,9 @@ def _reader(rt: Any) -> Any:
     clock = OPENCL.clock(frozenset({CLOCK_CYCLE_COUNTER}))
     assert clock is not None
     src = f"__kernel void tb_read_clock(__global ulong *out) {{ ulong t; {clock.read.format(out='t')} out[0] = t; }}"
-    from triton_backend_sdk.signals import kept_signal_handlers
+    from .runtime import built
 
-    with kept_signal_handlers():
-        program = cl.Program(rt.context, src).build(devices=[rt.device])
-    return cl.Kernel(program, "tb_read_clock")
+    return cl.Kernel(built(cl.Program(rt.context, src), devices=[rt.device]), "tb_read_clock")
 
 
 def _reading(rt: Any, kernel: Any, buf: Any) -> tuple[int, float, int]:

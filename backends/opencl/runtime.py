@@ -237,6 +237,13 @@ def is_pocl(dev: Any) -> bool:
     return "Portable Computing Language" in dev.platform.name
 
 
+def built(program: Any, **options: Any) -> Any:
+    """`program.build(**options)` with the process's signal handlers kept: a build may be the first to start the
+    driver's compiler, whose LLVM takes them over (sdk/signals.py)."""
+    with kept_signal_handlers():
+        return program.build(**options)
+
+
 def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     pyopencl = cl()
     libs = _triton_plugin_libraries()
@@ -249,8 +256,7 @@ def build_program(dev: Any, source: str, name: str, options: list[str]) -> Any:
     rt = runtime_for(dev)
     prg = pyopencl.Program(rt.context, source)
     try:
-        with kept_signal_handlers():  # the first build starts the driver's compiler (sdk/signals.py)
-            prg.build(options=options, devices=[dev])
+        built(prg, options=options, devices=[dev])
     except pyopencl.Error as e:
         log = _build_log(prg, dev) or str(e)
         excerpt = source_excerpt(source, log)
@@ -364,8 +370,7 @@ def load_kernel(blob: bytes) -> LoadedKernel:
         prg = None
         if binary and header.get("arch") == arch_of(dev):
             try:
-                with kept_signal_handlers():
-                    prg = pyopencl.Program(rt.context, [dev], [binary]).build(options=header["options"])
+                prg = built(pyopencl.Program(rt.context, [dev], [binary]), options=header["options"])
             except pyopencl.Error:
                 prg = None
         if prg is None:
@@ -422,8 +427,7 @@ class DeviceRuntime:
             mf = pyopencl.mem_flags
             buf = pyopencl.Buffer(self.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=host)
             prg = pyopencl.Program(self.context, "__kernel void k(__global int *p) { p[get_global_id(0)] += 1; }")
-            with kept_signal_handlers():
-                prg.build()
+            built(prg)
             knl = pyopencl.Kernel(prg, "k")
             knl.set_args(buf)
             host[:] = 100  # written after the buffer was made: the device must see it
