@@ -113,6 +113,24 @@ def test_reference_runs_move_chained_approximations_in_opposite_directions() -> 
     R.set_run(0)
 
 
+
+def test_reference_scan_and_single_sum_pass_their_first_element_through() -> None:
+    """fuzz seed 301 kernel 110: `tl.cumsum` of e5m2 whose first element is -inf; a scan's first output is its input
+    (no addition rounds it), so -inf stays -inf where the reference had rounded it to the saturated -57344, and so
+    does a sum of one element. Later elements are additions and saturate."""
+    from triton.runtime import interpreter as I
+    from triton_backend_sdk.fuzz import interp_ref
+
+    def fp8(values: np.ndarray) -> tl.core.tensor:
+        return tl.core.tensor(I.TensorHandle(R.encode(values, "float8e5"), tl.float8e5), tl.float8e5)
+
+    x = np.array([-np.inf, 1.75, 2.0, 4.0])
+    scan = interp_ref._cumsum(None)(I.ScanOps(0, tl.standard._sum_combine, False), fp8(x))[0]
+    assert R.decode(scan.handle.data, "float8e5").tolist() == [-np.inf, -57344.0, -57344.0, -57344.0]
+    one = interp_ref._sum(None)(I.ReduceOps(1, tl.standard._sum_combine, False), fp8(x[:1].reshape(1, 1)))
+    assert R.decode(one.handle.data, "float8e5").tolist() == [-np.inf]
+
+
 # --- comparison and crash isolation -------------------------------------------------------------------------------
 def _guarded(values: list[float], dtype: str = "float32") -> torch.Tensor:
     from triton_backend_sdk.fuzz.inputs import GUARD, SENTINEL_BYTE
@@ -352,3 +370,21 @@ def test_fuzz_regression_fp16_signaling_nan_bits(backend) -> None:
     o, ob = torch.empty(65536, dtype=torch.float16), torch.empty_like(bits)
     _fp16_bits[(1,)](bits.view(torch.float16), o, ob, N=65536)
     assert torch.equal(o.view(torch.int16), bits) and torch.equal(ob, bits)
+
+
+@triton.jit
+def _e5m2_scan(x, o, os, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(x + r)
+    tl.store(o + r, tl.cumsum(a, axis=0))
+    tl.store(os + r, tl.sum(a[:, None], axis=1))
+
+
+def test_fuzz_regression_e5m2_scan_keeps_a_leading_infinity(backend) -> None:
+    """fuzz seed 301 kernel 110 (the reference's mistake, pinned on the backends): an e5m2 cumsum starting at -inf
+    keeps it in the first element and saturates the additions after it; a one-element sum is its element."""
+    x = torch.tensor([-float("inf"), 1.75, 2.0, 4.0]).to(torch.float8_e5m2)
+    o, os_ = torch.empty_like(x), torch.empty_like(x)
+    _e5m2_scan[(1,)](x, o, os_, N=4)
+    assert o.float().tolist() == [-float("inf"), -57344.0, -57344.0, -57344.0]
+    assert os_.float().tolist() == x.float().tolist()

@@ -235,7 +235,8 @@ def _sum(orig):
             scale = np.sum(fin, axis=self.axis, keepdims=self.keep_dims)
             bound = max(n - 1, 0) * D.FORMATS[name].eps * scale
             s = _overflow_unstable(_perturb_abs(np.asarray(s), np.asarray(bound)), scale, name)
-        s = R.encode(R.round_float(s, name), name)
+        # the sum of one element is that element, no addition rounded (a saturating format keeps its infinity)
+        s = R.encode(np.asarray(s) if n == 1 else R.round_float(s, name), name)
         return self.to_tensor(s, input.dtype)
 
     return method
@@ -252,7 +253,8 @@ def _cumsum(orig):
             steps = np.arange(x.shape[self.axis]).reshape([-1 if i == self.axis else 1 for i in range(x.ndim)])
             scale = np.cumsum(np.where(np.isfinite(x), np.abs(x), 0.0), axis=self.axis)
             c = _overflow_unstable(_perturb_abs(c, steps * D.FORMATS[name].eps * scale), scale, name)
-        c = R.encode(R.round_float(c, name), name)
+        # a scan's first element is its input, no addition rounded (a saturating format keeps its infinity)
+        c = R.encode(np.where(steps == 0, x, R.round_float(c, name)), name)
         return [self.to_tensor(c, input.dtype)]
 
     return method
