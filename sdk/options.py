@@ -44,6 +44,9 @@ class Options:
     #: directory to write every stage's output to (None: no dump); from TRITON_SDK_DUMP_DIR when not given.
     #: Part of the hash, so that asking for a dump recompiles instead of hitting the cache.
     dump_dir: str | None = None
+    #: debug mode: every load/store/atomic asserts that its elements lie inside the tensor of the pointer argument
+    #: they derive from (sdk/transforms/bounds_check.py); from TRITON_SDK_CHECK_BOUNDS=1 when not given
+    check_bounds: bool = False
 
     def __post_init__(self) -> None:
         if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
@@ -75,6 +78,8 @@ class Options:
         args.update({k: v for k, v in opts.items() if k in names and v is not None})
         if "dump_dir" not in args and os.environ.get("TRITON_SDK_DUMP_DIR"):
             args["dump_dir"] = os.environ["TRITON_SDK_DUMP_DIR"]
+        if "check_bounds" not in args and os.environ.get("TRITON_SDK_CHECK_BOUNDS", "0") not in ("", "0"):
+            args["check_bounds"] = True
         return cls(**args)
 
     def hash(self) -> str:

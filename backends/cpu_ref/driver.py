@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from triton_backend_sdk.bounds import BOUNDS_PARAM, BOUNDS_TYPE, BoundsLauncher, checked_args
 from triton_backend_sdk.driver import BinaryModule, SDKDriver
 from triton_backend_sdk.launch import expand_descriptors, make_native_launcher, signature_of
 
@@ -29,8 +30,9 @@ class CPURefDriver(SDKDriver):
         return BinaryModule(obj, obj.function)
 
     def make_launcher(self, src: Any, metadata: Any) -> Any:
-        """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them, and
-        a kernel that may fail an assert takes a per-launch assert state last (asserts.py)."""
+        """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them, a
+        bounds-checked kernel takes its bounds table after its arguments (sdk/bounds.py), and a kernel that may fail
+        an assert takes a per-launch assert state last (asserts.py)."""
         from .asserts import STATE_PARAM
 
         names, types = signature_of(src)
@@ -39,7 +41,13 @@ class CPURefDriver(SDKDriver):
         positions: set[int] = set()
         if any(t.startswith("tensordesc") for t in types):
             names, types, positions = expand_descriptors(names, types)
+        bounds = checked_args(metadata)
+        kernel_types = types
+        if bounds is not None:
+            names, types = [*names, BOUNDS_PARAM], [*types, BOUNDS_TYPE]
         launcher = make_native_launcher(names, types, self.backend_name, hidden=(STATE_PARAM,) if asserts else ())
+        if bounds is not None:
+            launcher = BoundsLauncher(launcher, kernel_types, bounds, metadata.name)
         if positions:
             from .descriptors import DescriptorLauncher
 

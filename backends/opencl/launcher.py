@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from triton_backend_sdk.bounds import BOUNDS_PARAM, BOUNDS_TYPE, bounds_table, checked_args
 from triton_backend_sdk.launch import expand_descriptors, flatten_descriptors, make_native_launcher, signature_of
 
 from .asserts import check as check_asserts
@@ -78,6 +79,11 @@ class Launcher:
         self.descriptors: set[int] = set()
         if any(t.startswith("tensordesc") for t in types):
             names, types, self.descriptors = expand_descriptors(names, types)
+        #: a bounds-checked kernel takes its bounds table after its arguments (sdk/bounds.py)
+        self.bounds = checked_args(metadata)
+        self.kernel_runtime_args = [i for i, t in enumerate(types) if t != "constexpr"]
+        if self.bounds is not None:
+            names, types = [*names, BOUNDS_PARAM], [*types, BOUNDS_TYPE]
         self.runtime_args = [i for i, t in enumerate(types) if t != "constexpr"]
         self.names = [names[i] for i in self.runtime_args]
         params = [list(p) for p in metadata.opencl_params]
@@ -90,6 +96,7 @@ class Launcher:
         sig = [types[i] for i in self.runtime_args]
         #: the SDK's launch contract (grid, argument count, scalar ranges from the signature, tensor dtypes)
         self.contract = make_native_launcher(names, types, "opencl")
+        self.contract_types = types
         self.decode = [None if p[0] == "ptr" else _scalar_decoder(t, p[1]) for p, t in zip(params, sig)]
         self.written = set(metadata.opencl_written)
         self.local = int(metadata.opencl_local_size)
@@ -118,6 +125,9 @@ class Launcher:
     ) -> None:
         if self.descriptors:
             args = flatten_descriptors(args, self.descriptors)
+        if self.bounds is not None and len(args) == len(self.contract_types) - 1:
+            table = bounds_table([args[i] for i in self.kernel_runtime_args], self.bounds, self.kernel_name)
+            args = (*args, table)
         # checked before the enter hook, as the native launcher does: a refused launch is not reported as run
         gx, gy, gz, slots = self.contract.pack(gx, gy, gz, stream, function, None, None, None, None, *args)
         if enter_hook is not None:

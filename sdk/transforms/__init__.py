@@ -20,6 +20,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from ..ir.dialects.device import ClockNs
     from .atomic_poll import AtomicPoll
     from .atomics import AtomicLoadStore
+    from .bounds_check import BoundsCheck
     from .dot_scaled import DecomposeDotScaled
     from .fp8_arithmetic import Fp8Arithmetic
     from .fp8_casts import Fp8Casts
@@ -34,12 +35,14 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     def native(cls: type) -> bool:
         return rules is not None and rules.has_own(cls)
 
-    # first: every later pass sees a tensor-passing noinline function's body at its call sites
+    # first: every later pass (the bounds checks too) sees a tensor-passing noinline function's body at its call sites
     # then argmax/argmin skip NaN (its compares are plain cmpf, legalized like any other below)
     # then fp8 constants folded (truncf of an f32 constant) and other fp8 truncf/extf made tt.fp_to_fp
     # then fp8 arithmetic in f32, so that the math library and every rule see f32 math only
-    passes: list[IRPass] = [
-        InlineTensorCalls(),
+    passes: list[IRPass] = [InlineTensorCalls()]
+    if options.check_bounds:  # on the accesses as written, before any expansion makes more of them
+        passes.append(BoundsCheck())
+    passes += [
         NanIgnoringArgReduce(),
         Fp8Casts(),
         Fp8Arithmetic(),
