@@ -113,7 +113,6 @@ def test_reference_runs_move_chained_approximations_in_opposite_directions() -> 
     R.set_run(0)
 
 
-
 def test_reference_scan_and_single_sum_pass_their_first_element_through() -> None:
     """fuzz seed 301 kernel 110: `tl.cumsum` of e5m2 whose first element is -inf; a scan's first output is its input
     (no addition rounds it), so -inf stays -inf where the reference had rounded it to the saturated -57344, and so
@@ -388,3 +387,21 @@ def test_fuzz_regression_e5m2_scan_keeps_a_leading_infinity(backend) -> None:
     _e5m2_scan[(1,)](x, o, os_, N=4)
     assert o.float().tolist() == [-float("inf"), -57344.0, -57344.0, -57344.0]
     assert os_.float().tolist() == x.float().tolist()
+
+
+@triton.jit
+def _neg_abs(x, o, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(x + r)
+    tl.store(o + r, -a)
+    tl.store(o + N + r, tl.abs(a))
+
+
+@pytest.mark.parametrize("dtype", [torch.float8_e5m2, torch.float8_e4m3fn])
+def test_fuzz_regression_fp8_negation_is_a_sign_flip(backend, dtype) -> None:
+    """fuzz seed 302 kernel 203 (`-x3` of e5m2): negation through f32 and back saturated +inf to -57344; `-x` and
+    `abs(x)` change the sign bit only, for infinities, NaNs and zeros too."""
+    bits = torch.tensor([0x7C, 0xFC, 0x3E, 0x80, 0x00, 0x7F, 0xFF, 0x01], dtype=torch.uint8)
+    o = torch.zeros(16, dtype=torch.uint8)
+    _neg_abs[(1,)](bits.view(dtype), o.view(dtype), N=8)
+    assert o[:8].tolist() == (bits ^ 0x80).tolist() and o[8:].tolist() == (bits & 0x7F).tolist()

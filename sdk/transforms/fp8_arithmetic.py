@@ -6,7 +6,8 @@ storage is invalid IR. Every fp8 value converts to f32 exactly, so each such op 
 operands to f32, the same op in f32, and — for an fp8 result — `tt.fp_to_fp` back with round-to-nearest-even (a
 comparison's i1 needs no rounding). That is one rounding per op, as opencl already computed it in its own renderer;
 Triton's CUDA path goes through f16, whose extra rounding can differ from this only on a tie between two fp8 values.
-Non-float ops on fp8 (loads, stores, select, bitcasts, layout changes) move bits and stay as they are.
+Non-float ops on fp8 (loads, stores, select, bitcasts, layout changes) move bits and stay as they are; negation
+and absolute value change the sign bit only (an e5m2 infinity stays infinite).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..ir.attrs import Attribute
 from ..ir.core import Module, Op, Value
 from ..ir.dialects.arith import FloatBinaryOp, FloatUnaryOp
 from ..ir.enums import EnumAttr, RoundingMode
-from ..ir.types import FloatType, Type, f32
+from ..ir.types import FloatType, Type, f32, i8
 from ..pipeline import PassContext, ir_pass
 from .build import Builder, replace, shaped
 
@@ -50,8 +51,27 @@ class Fp8Arithmetic:
 
     def run(self, module: Module, ctx: PassContext | None) -> None:
         for op in list(module.walk()):
-            if isinstance(op, ARITHMETIC) and any(_is_fp8(v.type) for v in op.operands):
+            if isinstance(op, SIGN_OPS) and _is_fp8(op.operands[0].type):
+                sign_bit(op)
+            elif isinstance(op, ARITHMETIC) and any(_is_fp8(v.type) for v in op.operands):
                 widen(op)
 
 
-__all__ = ["ARITHMETIC", "Fp8Arithmetic", "widen"]
+#: ops that only change the sign bit: through f32 and back, an e5m2 infinity would saturate to the largest finite
+#: value (fuzz seed 302 kernel 203: `-x` of +inf gave -57344); as bit operations they are exact for every value
+SIGN_OPS = (O.NegF, O.AbsF)
+
+
+def sign_bit(op: Op) -> None:
+    """`-x` as the sign bit flipped, `abs(x)` as it cleared, on the fp8 value's bits."""
+    bld = Builder(op)
+    x = op.operands[0]
+    bits = bld.cast(O.TTBitcast, x, i8)
+    if isinstance(op, O.NegF):
+        bits = bld.binary(O.XOrI, bits, -128)
+    else:
+        bits = bld.binary(O.AndI, bits, 127)
+    replace(op, [bld.cast(O.TTBitcast, bits, x.type.element)])
+
+
+__all__ = ["ARITHMETIC", "SIGN_OPS", "Fp8Arithmetic", "sign_bit", "widen"]
