@@ -159,13 +159,28 @@ def _check(op: Op, arg: int, name: str, table: _Table) -> None:
         lo = b.make(O.Splat, [lo], ptr.type.with_element(i64))
         hi = b.make(O.Splat, [hi], ptr.type.with_element(i64))
     off = b.binary(O.SubI, at, base)
-    ok = b.make(O.AndI, [b.cmpi(CmpIPredicate.SGE, off, lo), b.cmpi(CmpIPredicate.SLE, off, hi)], shaped(ptr.type, i1))
-    mask = getattr(op, "mask", None)
-    if mask is not None:
-        ok = b.make(O.OrI, [ok, b.binary(O.XOrI, mask, 1)], ok.type)
-    b.op(
-        O.Assert, [ok], [], {"message": StringAttr(f"out-of-bounds {_what(op)} through '{name}' (outside its tensor)")}
+    inside = b.make(
+        O.AndI, [b.cmpi(CmpIPredicate.SGE, off, lo), b.cmpi(CmpIPredicate.SLE, off, hi)], shaped(ptr.type, i1)
     )
+    mask = getattr(op, "mask", None)
+    ok = inside if mask is None else b.make(O.OrI, [inside, b.binary(O.XOrI, mask, 1)], inside.type)
+    if "mask" in type(op).operand_index:
+        # also masked off, so that the access touches nothing outside the tensor even where a backend's assert
+        # went on after a failure
+        _and_mask(op, inside if mask is None else b.make(O.AndI, [mask, inside], inside.type))
+    message = StringAttr(f"out-of-bounds {_what(op)} through '{name}' (outside its tensor)")
+    b.op(O.Assert, [ok], [], {"message": message})
+
+
+def _and_mask(op: Op, mask: Value) -> None:
+    """Make `mask` the access's mask operand (appended where it had none: nothing follows it then)."""
+    sizes = op.operand_segments()
+    i = type(op).operand_index["mask"]
+    if sizes[i]:
+        op.set_operand(sum(sizes[:i]), mask)
+    else:
+        op._add_operand(mask)
+        op.segment_sizes = None
 
 
 def _arg_name(func: O.Func, i: int) -> str:
