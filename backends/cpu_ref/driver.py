@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from triton_backend_sdk.bounds import BOUNDS_PARAM, BOUNDS_TYPE, BoundsLauncher, checked_args
 from triton_backend_sdk.driver import BinaryModule, SDKDriver
 from triton_backend_sdk.launch import expand_descriptors, make_native_launcher, signature_of
 
@@ -33,6 +32,8 @@ class CPURefDriver(SDKDriver):
         """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them, a
         bounds-checked kernel takes its bounds table after its arguments (sdk/bounds.py), and a kernel that may fail
         an assert takes a per-launch assert state last (asserts.py)."""
+        from triton_backend_sdk.bounds import BOUNDS_PARAM, BOUNDS_TYPE, BoundsLauncher, checked_args
+
         from .asserts import STATE_PARAM
 
         names, types = signature_of(src)
