@@ -6,6 +6,7 @@ device query) is imported only when a target is described or a kernel compiled.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
 from triton_backend_sdk.backend import CompileState, TargetBackend, _kernel_func
-from triton_backend_sdk.errors import OptionsError
+from triton_backend_sdk.errors import OptionsError, ToolError
 from triton_backend_sdk.options import Options
 
 if TYPE_CHECKING:  # `import triton` imports this module: descriptor, rules and pipeline load when first used
@@ -111,7 +112,7 @@ class OpenCLBackend(TargetBackend):
         driver), so the result is as deterministic as the cache key; `opencl_adapted` in the metadata says what
         was chosen and why."""
         from .render import OPENCL, render_module
-        from .runtime import kernel_work_group_size
+        from .runtime import first_launch_crash, kernel_work_group_size
 
         module = state.module_for(src)
         name = metadata.get("name") or _kernel_func(module, NAME).sym_name
@@ -125,8 +126,9 @@ class OpenCLBackend(TargetBackend):
                 f"{d.max_threads_per_program} work-items"
             )
 
-        def render(size: int) -> Any:
-            args = (self.rule_table(options), OPENCL, size, frozenset(d.features), d.arch, options.enable_fp_fusion)
+        def render(size: int, unroll: bool = True) -> Any:
+            lang = OPENCL if unroll else dataclasses.replace(OPENCL, unroll_pragma="")
+            args = (self.rule_table(options), lang, size, frozenset(d.features), d.arch, options.enable_fp_fusion)
             rk = render_module(module, name, *args, d.vector_width_bits)
             if rk.scratch_bytes > d.shared_memory_bytes:
                 rk = render_module(module, name, *args, d.vector_width_bits, scratch_space="global")
@@ -143,6 +145,20 @@ class OpenCLBackend(TargetBackend):
             )
             size = _floor_pow2(allowed)
             rk = render(size)
+        crash = first_launch_crash(d.arch, rk, name)
+        if crash is not None:
+            rk = render(size, unroll=False)
+            again = first_launch_crash(d.arch, rk, name)
+            if again is not None:
+                raise ToolError(
+                    f"[opencl] the device's OpenCL compiler crashes on kernel {name!r} at its first launch ({again}; "
+                    f"also without loop unrolling), so the kernel cannot run here\n  repro: set "
+                    f"TRITON_SDK_DUMP_DIR=<dir> and rerun; <dir>/{name}/*.cl is the OpenCL C it crashes on"
+                )
+            adapted.append(
+                f"no loop unrolling: the device's OpenCL compiler crashed on the unrolled kernel at its first launch "
+                f"({crash})"
+            )
         if rk.scratch_space == "global":
             adapted.append(
                 f"scratch in global memory: the kernel's reductions/dots/layout changes need {rk.scratch_bytes} bytes "

@@ -299,6 +299,20 @@ def kernel_work_group_size(arch: str, source: str, name: str, entry: str) -> int
     return int(kernel.get_work_group_info(pyopencl.kernel_work_group_info.WORK_GROUP_SIZE, dev))
 
 
+def first_launch_crash(arch: str, kernel: Any, name: str) -> str | None:
+    """How the device's compiler died at the first launch of rendered kernel `kernel`, tried in a probe process
+    (probe.py); None if it survived. Only PoCL compiles at the first launch, so other devices are not probed."""
+    dev = device_for_arch(arch)
+    if not is_pocl(dev):
+        return None
+    from .probe import first_launch_crash as probe
+    from .probe import probe_job
+
+    options = build_options(features_of(dev))
+    _build_for_compile(dev, kernel.source, name, options)  # a compile error is named here, not in the probe
+    return probe(probe_job(dev, kernel.source, options, kernel.entry, kernel.local_size, kernel))
+
+
 def _build_log(prg: Any, dev: Any) -> str:
     try:
         return prg.get_build_info(dev, cl().program_build_info.LOG)
