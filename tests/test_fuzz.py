@@ -405,3 +405,30 @@ def test_fuzz_regression_fp8_negation_is_a_sign_flip(backend, dtype) -> None:
     o = torch.zeros(16, dtype=torch.uint8)
     _neg_abs[(1,)](bits.view(dtype), o.view(dtype), N=8)
     assert o[:8].tolist() == (bits ^ 0x80).tolist() and o[8:].tolist() == (bits & 0x7F).tolist()
+
+
+def test_sigterm_stops_a_run_with_its_report(tmp_path) -> None:
+    """A fuzz run started in the background ignores SIGINT (the shell's doing): `kill PID` ends it as Ctrl-C does,
+    with the kernels that ran counted, the report written and no minimizing first."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "triton_backend_sdk.cli", "fuzz", "--cases", "400", "--seed", "7"]
+    cmd += ["--backends", "cpu_ref", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stderr:
+            if "kernels]" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        t = time.monotonic()
+        stdout, _ = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    report = json.loads((out / "report.json").read_text())
+    assert report["stopped"] == "interrupted", stdout
+    assert 1 <= report["kernels"] < 50 and report["cases"] == 8 * report["kernels"]
+    assert time.monotonic() - t < 120

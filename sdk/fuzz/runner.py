@@ -8,10 +8,12 @@ number of cases they hid. A kernel the interpreter itself cannot run is `invalid
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -227,7 +229,8 @@ class Fuzzer:
         session = _Session(self.backends, ldir, self.jobs, self.timeout)
         try:
             self._run_all(session, specs, paths, rdir, report, t0)
-            self._minimize_failures(session, specs, report, work)
+            if report.stopped != "interrupted":  # who stops a run wants its report now, not after minimizing
+                self._minimize_failures(session, specs, report, work)
         finally:
             session.close()
             if not self.out:
@@ -271,6 +274,12 @@ class Fuzzer:
         ]
         for t in threads:
             t.start()
+        with _stopped_by_signals(stop, report, self.progress):
+            self._collect(specs, paths, replies, done, threads, report, t0)
+        for t in threads:
+            t.join()
+
+    def _collect(self, specs, paths, replies, done, threads, report: FuzzReport, t0: float) -> None:
         n = 0
         while n < len(specs):
             try:
@@ -279,11 +288,6 @@ class Fuzzer:
                 if not any(t.is_alive() for t in threads):  # stopped: kernels not run by every backend are dropped
                     report.stopped = report.stopped or "time limit"
                     break
-                continue
-            except KeyboardInterrupt:  # finish the jobs under way, report what ran
-                stop.set()
-                report.stopped = "interrupted"
-                self.progress("interrupted: finishing the kernels under way (Ctrl-C again to abort)")
                 continue
             n += 1
             self._evaluate(specs[k], paths[k], replies.pop(k), report)
@@ -294,8 +298,6 @@ class Fuzzer:
                 f"[{n}/{len(specs)} kernels] {report.cases} cases, {mism} failures, "
                 f"{len(report.invalid)} invalid, {time.monotonic() - t0:.0f} s"
             )
-        for t in threads:
-            t.join()
 
     def _evaluate(self, spec: KernelSpec, path: str, replies: dict[str, Reply], report: FuzzReport) -> None:
         for b, r in replies.items():
@@ -365,6 +367,33 @@ class Fuzzer:
             self.progress(f"minimized {f.kind} on {f.backend} in {f.kernel}")
             f.repro = write_repro(work, f, spec, small, case, self.seed)
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(stop: threading.Event, report: FuzzReport, progress: Callable[[str], None]):
+    """Ctrl-C (SIGINT) or `kill PID` (SIGTERM) stops the run: no kernel is started, the ones under way finish and
+    the report covers what ran; a second signal aborts. Handled by a flag, so that no kernel is counted halfway. A
+    run started in the background by a script keeps the SIGINT its shell ignores; SIGTERM stops it."""
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        report.stopped = "interrupted"
+        progress(f"{signal.Signals(signum).name}: finishing the kernels under way (again to abort)")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s, h in old.items():
+        if h is not signal.SIG_IGN:
+            signal.signal(s, on_signal)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def write_repro(work: str, f: Failure, original: KernelSpec, small: KernelSpec, case: int | None, seed: int) -> str:
