@@ -432,3 +432,25 @@ def test_sigterm_stops_a_run_with_its_report(tmp_path) -> None:
     assert report["stopped"] == "interrupted", stdout
     assert 1 <= report["kernels"] < 50 and report["cases"] == 8 * report["kernels"]
     assert time.monotonic() - t < 120
+
+
+@triton.jit
+def _bf16_rem_to_fp16(x, o, M, BM: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    a = tl.load(x + rm, mask=rm < M)
+    r = (a * a) % (a - (rm * 7 - 1).to(tl.bfloat16))
+    tl.store(o + rm, r.to(tl.float16), mask=rm < M)
+
+
+def test_fuzz_regression_bf16_remainder_narrowed_to_fp16(backend) -> None:
+    """fuzz seed 303 kernel 792: `(bf16 % bf16).to(fp16)` is fptrunc(frem(fpext bfloat ...)) to half in TTIR; LLVM's
+    InstCombine turned it into a bfloat -> half cast of equal widths, an assertion abort in llvmlite's LLVM that took
+    the process down. cpu_ref widens bf16 through its bits."""
+    m = 37
+    g = torch.Generator().manual_seed(792)
+    x = (torch.randn(m, generator=g) * 8).to(torch.bfloat16)
+    o = torch.empty(m, dtype=torch.float16)
+    _bf16_rem_to_fp16[(triton.cdiv(m, 16),)](x, o, m, BM=16)
+    rm = torch.arange(m)
+    num, den = (x * x).float(), (x - (rm * 7 - 1).to(torch.bfloat16)).float()
+    torch.testing.assert_close(o, torch.fmod(num, den).to(torch.float16), rtol=0, atol=0, equal_nan=True)

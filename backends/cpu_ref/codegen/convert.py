@@ -17,7 +17,7 @@ from triton_backend_sdk.numerics_fp8 import Fp8Format, f32_to_fp8_bits
 
 from .context import LoweringContext
 from .elementwise import _f64_to_f32_round_to_odd, _float_resize, call_intrinsic, lift
-from .numerics import LLVMOps
+from .numerics import LLVMOps, widen
 from .rules import RULES
 from .types import BF16, F16, F32, F64, I8, I32, PTR, bit_width, fp8_format, llvm_type
 
@@ -48,7 +48,7 @@ def float_to_fp8(ctx: LoweringContext, x: ir.Value, fmt: Fp8Format, rtz: bool) -
     if x.type == F64:
         x = rtz_narrow(ctx, x, F32) if rtz else _f64_to_f32_round_to_odd(ctx, x)
     elif x.type != F32:
-        x = b.fpext(x, F32)
+        x = widen(b, x, F32)
     return b.trunc(f32_to_fp8_bits(LLVMOps(b), b.bitcast(x, I32), fmt, rtz), I8)
 
 
@@ -56,7 +56,7 @@ def rtz_narrow(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
     """Float narrowing rounded toward zero: step the nearest-even result back when it rounded away from zero."""
     b = ctx.b
     r = _float_resize(ctx, a, to)
-    back = b.fpext(r, a.type)
+    back = widen(b, r, a.type)
     fabs = lambda v: call_intrinsic(ctx, "llvm.fabs", [v])
     away = b.fcmp_ordered(">", fabs(back), fabs(a))
     it = ir.IntType(bit_width(to))

@@ -17,7 +17,7 @@ from triton_backend_sdk.ir.enums import CmpFPredicate, PropagateNan
 
 from . import vmath
 from .context import LoweringContext, Tile
-from .numerics import narrow
+from .numerics import narrow, widen
 from .rules import RULES
 from .types import BF16, F16, F32, F64, I32, bit_width, fp8_format, llvm_type
 
@@ -56,7 +56,7 @@ def call_libm(ctx: LoweringContext, name: str, args: list[ir.Value]) -> ir.Value
     ty = args[0].type
     if ty == F64:
         return b.call(ctx.intrinsic(name, F64, [F64] * len(args)), args)
-    wide = [a if a.type == F32 else b.fpext(a, F32) for a in args]
+    wide = [a if a.type == F32 else widen(b, a, F32) for a in args]
     r = b.call(ctx.intrinsic(name + "f", F32, [F32] * len(args)), wide)
     return r if ty == F32 else narrow(b, r, ty)
 
@@ -296,8 +296,8 @@ def _float_resize(ctx: LoweringContext, a: ir.Value, to: ir.Type) -> ir.Value:
         return a
     if bit_width(a.type) < bit_width(to) or (a.type == BF16 and to == F16) or (a.type == F16 and to == BF16):
         if bit_width(a.type) == bit_width(to):
-            return narrow(ctx.b, ctx.b.fpext(a, F32), to)
-        return ctx.b.fpext(a, to)
+            return narrow(ctx.b, widen(ctx.b, a, F32), to)
+        return widen(ctx.b, a, to)
     if a.type == F64 and to in (F16, BF16):
         return narrow(ctx.b, _f64_to_f32_round_to_odd(ctx, a), to)
     return narrow(ctx.b, a, to)

@@ -67,6 +67,16 @@ def narrow(b: ir.IRBuilder, x: ir.Value, to: ir.Type) -> ir.Value:
     return b.fptrunc(x, to)
 
 
+def widen(b: ir.IRBuilder, x: ir.Value, to: ir.Type) -> ir.Value:
+    """`fpext x to to`, a bf16 `x` widened through its bits (exact, NaN payloads kept): InstCombine rewrites
+    `fptrunc(frem(fpext bfloat, ...)) to half` into a cast between the two 16-bit types, which aborts an LLVM built
+    with assertions (llvmlite's) and is an invalid cast in any other (fuzz seed 303 kernel 792)."""
+    if x.type != BF16:
+        return b.fpext(x, to)
+    f = b.bitcast(b.shl(b.zext(b.bitcast(x, I16), I32), ir.Constant(I32, 16)), F32)
+    return f if to == F32 else b.fpext(f, to)
+
+
 #: compiler-rt's f32 → bf16 routine, which LLVM calls for whatever bfloat narrowing it makes itself (a bfloat value
 #: kept in a register is an f32 on CPUs without AVX512-BF16, so even a copy narrows); defined in every kernel module
 LIBCALL = "__truncsfbf2"
