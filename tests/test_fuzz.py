@@ -97,6 +97,10 @@ def test_generator_keeps_a_constant_dividend_from_dividing_by_zero() -> None:
     assert (b.op, b.attr.get("sym"), b.args[1].attr["value"]) == ("bin", "|", 1)
     y = Node("load", "int32", attr={"name": "x3"})
     assert g.defined_operand(x, y, "//", "int32") is y
+    # seed 303 kernel 1087: `(x0 % 1) // x1` is `0 // x1` to the compiler, folded to 0 where x1 is 0
+    folds_to_zero = Node("bin", "int32", [x, Node("lit", "int32", attr={"value": 1})], {"sym": "%"})
+    b = g.defined_operand(folds_to_zero, y, "//", "int32")
+    assert (b.op, b.attr.get("sym"), b.args[0]) == ("bin", "|", y)
 
 
 def test_reference_runs_move_chained_approximations_in_opposite_directions() -> None:

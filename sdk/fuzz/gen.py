@@ -204,16 +204,17 @@ class Generator:
         """A shift amount or divisor for which Triton's IR defines the result. Shifting by >= the width and
         dividing by 0 are poison to MLIR's arith dialect, so Triton's own TTIR passes may fold them as they like
         (`x >> x` becomes 0, assuming x < width; `x // x` may become 1): only a load of another input, opaque to
-        the compiler, keeps any value (and then the SDK's documented CUDA results are checked), unless the dividend
-        is a constant (`0 // x` folds to 0); other amounts are masked to the width, other divisors or'ed with 1,
-        literals kept in range."""
+        the compiler, keeps any value (and then the SDK's documented CUDA results are checked), and for a division
+        only when the dividend is a load too: the compiler folds `0 // x` to 0, and a dividend it can fold to 0
+        (`x % 1`, seed 303 kernel 1087) is not always visible here; other amounts are masked to the width, other
+        divisors or'ed with 1, literals kept in range."""
         w = D.bits(t)
         if b.op == "lit":
             v = b.attr["value"]
             b.attr["value"] = v % w if sym in ("<<", ">>") else (v or 1)
             return b
         names = {n.attr["name"] for n in a.walk() if n.op == "load"}
-        if b.op == "load" and b.attr["name"] not in names and (names or sym in ("<<", ">>")):
+        if b.op == "load" and b.attr["name"] not in names and (a.op == "load" or sym in ("<<", ">>")):
             return b
         if sym in ("<<", ">>"):
             return Node("bin", t, [b, Node("lit", t, attr={"value": w - 1})], {"sym": "&"})
