@@ -458,3 +458,52 @@ def test_fuzz_regression_bf16_remainder_narrowed_to_fp16(backend) -> None:
     rm = torch.arange(m)
     num, den = (x * x).float(), (x - (rm * 7 - 1).to(torch.bfloat16)).float()
     torch.testing.assert_close(o, torch.fmod(num, den).to(torch.float16), rtol=0, atol=0, equal_nan=True)
+
+
+@triton.jit
+def _min_cols_argmin_rows(x2, x4, o, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    holes = mask & (((rm[:, None] + rn[None, :]) % 3) != 1)
+    a = tl.load(x2 + rm[:, None] * N + rn[None, :], mask=holes, other=65504.0)
+    b = tl.load(x4 + rm[:, None] * N + rn[None, :], mask=mask, other=-3)
+    e1 = tl.min(tl.where(mask, a, 0), axis=0, keep_dims=True).to(tl.float32).to(tl.int64)
+    e3 = tl.argmin(tl.where(mask, b, 0), axis=1, keep_dims=True).to(tl.int32).to(tl.int64)
+    tl.store(o + rm[:, None] * N + rn[None, :], e1 & e3, mask=mask)
+
+
+#: fuzz seed 303 kernel 1152's inputs for the rows of its second program (the first and last are copies of it)
+_K1152_X2 = [-3.75, -0.00085, 1.5, 0.00055, 82.5, -9.6e-14, 193.0, 1.25]
+_K1152_X4 = [-3, 6, -1445093518898725303, 0, -2263714567280558344, 1, -3, 6068998713670373405]
+
+
+def _pocl_one_work_item(backend: str) -> bool:
+    if backend != "opencl" or os.environ.get("TRITON_OPENCL_WORK_ITEMS"):
+        return False
+    from triton_backend_sdk.backends.opencl.runtime import is_pocl, selected_device
+
+    return is_pocl(selected_device())
+
+
+def test_fuzz_regression_two_reductions_along_different_axes(request, backend) -> None:
+    """fuzz seed 303 kernel 1152 (minimized): a bf16 min along axis 0 and an int64 argmin along axis 1 of one tile.
+    Open on opencl with PoCL's one work-item per program: rows whose minimum is in column 1 get index 0 there. The
+    same OpenCL C is right with `-cl-opt-disable` or without its `#pragma unroll` lines (PoCL 3.1's LLVM)."""
+    if _pocl_one_work_item(backend):
+        request.applymarker(pytest.mark.xfail(reason="PoCL miscompiles the unrolled loops (open, issue 15)"))
+    m, n, bm = 24, 2, 8
+    x2 = torch.tensor([[-5.8125, v] for v in _K1152_X2] * 3, dtype=torch.bfloat16)
+    x4 = torch.tensor([[-1, v] for v in _K1152_X4] * 3, dtype=torch.int64)
+    o = torch.full((m, n), -99, dtype=torch.int64)
+    _min_cols_argmin_rows[(m // bm,)](x2, x4, o, m, n, BM=bm, BN=4)
+    rows = torch.arange(m)[:, None] + torch.arange(n)[None, :]
+    a = torch.where(rows % 3 != 1, x2.float(), float(torch.tensor(65504.0).to(torch.bfloat16)))
+    want = torch.empty_like(o)
+    for p in range(m // bm):
+        blk = slice(p * bm, (p + 1) * bm)
+        e1 = torch.minimum(a[blk].min(0).values, torch.zeros(n)).to(torch.int64)  # columns 2, 3 are masked to 0
+        padded = torch.cat([x4[blk], torch.zeros(bm, 2, dtype=torch.int64)], 1)
+        e3 = torch.argmin(padded, 1)  # the first index among equal minima, as tl.argmin
+        want[blk] = e1[None, :] & e3[:, None]
+    assert o.tolist() == want.tolist()
