@@ -30,14 +30,14 @@ class _Job:
 
     def __init__(self, source: str, params: list[list[str]]) -> None:
         self.params, self.global_scratch_stride, self.asserts, self.clock_scale = params, 0, [], False
-        self.source = source
+        self.source, self.entry, self.local_size = source, "tb_probe_test", 1
 
 
 def _job(dev, body: str) -> dict:
     from triton_backend_sdk.backends.opencl.probe import probe_job
 
     src = f"__kernel void tb_probe_test(__global int *p_base, ulong p_off, int n) {{ {body} }}"
-    return probe_job(dev, src, [], "tb_probe_test", 1, _Job(src, [["ptr"], ["scalar", "int32", "i32"]]))
+    return probe_job(dev, [], _Job(src, [["ptr"], ["scalar", "int32", "i32"]]))
 
 
 def test_probe_reports_a_process_death_and_recovers() -> None:

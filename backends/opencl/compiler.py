@@ -6,9 +6,8 @@ device query) is imported only when a target is described or a kernel compiled.
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from triton.backends.compiler import GPUTarget
@@ -127,7 +126,7 @@ class OpenCLBackend(TargetBackend):
             )
 
         def render(size: int, unroll: bool = True) -> Any:
-            lang = OPENCL if unroll else dataclasses.replace(OPENCL, unroll_pragma="")
+            lang = OPENCL if unroll else replace(OPENCL, unroll_pragma="")
             args = (self.rule_table(options), lang, size, frozenset(d.features), d.arch, options.enable_fp_fusion)
             rk = render_module(module, name, *args, d.vector_width_bits)
             if rk.scratch_bytes > d.shared_memory_bytes:

@@ -31,15 +31,15 @@ PROBE_TIMEOUT_S = 60.0
 BUFFER_BYTES = 64 << 20
 
 
-def probe_job(dev: Any, source: str, options: list[str], entry: str, local_size: int, kernel: Any) -> dict:
+def probe_job(dev: Any, options: list[str], kernel: Any) -> dict:
     """The child's job for rendered kernel `kernel` (a render.program.RenderedKernel) on device `dev`."""
     return {
         "platform": dev.platform.name,
         "device": dev.name,
-        "source": source,
+        "source": kernel.source,
         "options": options,
-        "entry": entry,
-        "local": local_size,
+        "entry": kernel.entry,
+        "local": kernel.local_size,
         "params": kernel.params,
         "scratch": kernel.global_scratch_stride,
         "asserts": bool(kernel.asserts),

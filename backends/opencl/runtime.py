@@ -310,7 +310,7 @@ def first_launch_crash(arch: str, kernel: Any, name: str) -> str | None:
 
     options = build_options(features_of(dev))
     _build_for_compile(dev, kernel.source, name, options)  # a compile error is named here, not in the probe
-    return probe(probe_job(dev, kernel.source, options, kernel.entry, kernel.local_size, kernel))
+    return probe(probe_job(dev, options, kernel))
 
 
 def _build_log(prg: Any, dev: Any) -> str:
