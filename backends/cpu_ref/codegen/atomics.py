@@ -24,9 +24,9 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.enums import MemSemantic, RMWOp
 
 from .context import LoweringContext, Tile
-from .numerics import f32_to_bf16
+from .numerics import f32_to_bf16, widen
 from .rules import RULES
-from .types import BF16, F32, I1, I8, I16, I32, bit_width, is_float_type, llvm_type
+from .types import BF16, F32, I1, I8, I16, bit_width, is_float_type, llvm_type
 
 _ORDER = {
     MemSemantic.RELAXED: "monotonic",
@@ -118,7 +118,7 @@ def _bf16_fadd(ctx: LoweringContext, p: ir.Value, v: ir.Value, order: str) -> ir
     rounding. LLVM's own expansion of it is wrong here: upstream test_tensor_atomic_rmw[shape42-1-1-bfloat16-True]
     (eight bf16 atomic adds of a row sum) left garbage in 4 of the 8 elements, up to 2e38."""
     b = ctx.b
-    addend = b.fpext(v, F32)
+    addend = widen(b, v, F32)
     pre = b.block
     loop = b.append_basic_block("bf16add")
     done = b.append_basic_block("bf16add.done")
@@ -127,7 +127,7 @@ def _bf16_fadd(ctx: LoweringContext, p: ir.Value, v: ir.Value, order: str) -> ir
     b.position_at_end(loop)
     cur = b.phi(I16)
     cur.add_incoming(first, pre)
-    now = b.bitcast(b.shl(b.zext(cur, I32), ir.Constant(I32, 16)), F32)
+    now = widen(b, b.bitcast(cur, BF16), F32)
     new = b.bitcast(f32_to_bf16(b, b.fadd(now, addend)), I16)
     pair = b.cmpxchg(p, cur, new, order, _FAIL_ORDER[order])
     seen = b.extract_value(pair, 0)
