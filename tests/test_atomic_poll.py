@@ -149,7 +149,7 @@ module {
 def test_opencl_reads_nvidias_global_timer_in_nanoseconds() -> None:
     rk = render_module(parse_ttir(CLOCK_TEXT), "k", CLOCK_RULES, OPENCL, 1, frozenset({CLOCK_GLOBALTIMER}), "dev")
     assert (
-        '  { ulong clk0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(clk0)); v0_1[0] = (long)clk0; }'
+        '  { ulong clk0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(clk0)); v0_1 = (long)clk0; }'
         in rk.source.splitlines()
     )
     assert not rk.clock_scale and "tb_clock_scale" not in rk.source  # nanoseconds already: no hidden parameter
@@ -160,7 +160,7 @@ def test_opencl_scales_pocls_cycle_counter_by_a_hidden_parameter() -> None:
     rk = render_module(parse_ttir(CLOCK_TEXT), "k", CLOCK_RULES, OPENCL, 1, frozenset({CLOCK_CYCLE_COUNTER}), "dev")
     lines = rk.source.splitlines()
     assert (
-        "  { ulong clk0; clk0 = __builtin_readcyclecounter(); v0_1[0] = "
+        "  { ulong clk0; clk0 = __builtin_readcyclecounter(); v0_1 = "
         "(long)((mul_hi(clk0, tb_clock_scale) << 32) | ((clk0 * tb_clock_scale) >> 32)); }" in lines
     )
     assert rk.clock_scale

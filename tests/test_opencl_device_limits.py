@@ -52,10 +52,12 @@ def test_scratch_in_local_memory_by_default():
     check_lines(
         rk.source,
         """
+        union tb_scratch { float tb_float[
         __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, __global float *a_y0_base, ulong a_y0_off) {
-        __local uchar tb_smem[
+        __local union tb_scratch tb_smem_area __attribute__((aligned(16)));
+        __local union tb_scratch *tb_smem = &tb_smem_area;
         barrier(CLK_LOCAL_MEM_FENCE);
-        ((__local float *)(tb_smem + 0))[lid] =
+        tb_smem->tb_float[lid] =
         barrier(CLK_LOCAL_MEM_FENCE);
         """,
     )
@@ -74,9 +76,9 @@ def test_scratch_in_global_memory_is_this_programs_region_with_global_barriers()
         f"""
         __global float *a_y0_base, ulong a_y0_off, __global uchar *tb_gscratch) {{
         const int tb_pid2 = (int)get_group_id(2), tb_npid2 = (int)get_num_groups(2);
-        __global uchar *tb_smem = tb_gscratch + (((ulong)tb_pid2 * (ulong)tb_npid1 + (ulong)tb_pid1) * (ulong)tb_npid0 + (ulong)tb_pid0) * {rk.global_scratch_stride}UL;
+        __global union tb_scratch *tb_smem = (__global union tb_scratch *)(tb_gscratch + (((ulong)tb_pid2 * (ulong)tb_npid1 + (ulong)tb_pid1) * (ulong)tb_npid0 + (ulong)tb_pid0) * {rk.global_scratch_stride}UL);
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        ((__global float *)(tb_smem + 0))[lid] =
+        tb_smem->tb_float[lid] =
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         """,
     )

@@ -198,7 +198,7 @@ def test_device_scope_fences_where_the_descriptor_has_them(feature, fence):
         atomic_cmpxchg((volatile __global int *)(a_Lock0), 0, 1); {fence} }}
         {fence}
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        {fence} ((__local int *)(tb_smem + 0))[0] = ((int)atomic_xchg(
+        {fence} tb_smem->tb_int[0] = ((int)atomic_xchg(
         """,
     )
     assert "mem_fence" not in src
@@ -211,7 +211,7 @@ def test_portable_fences_elsewhere():
         """
         atomic_cmpxchg((volatile __global int *)(a_Lock0), 0, 1); mem_fence(CLK_GLOBAL_MEM_FENCE); }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        mem_fence(CLK_GLOBAL_MEM_FENCE); ((__local int *)(tb_smem + 0))[0] = ((int)atomic_xchg(
+        mem_fence(CLK_GLOBAL_MEM_FENCE); tb_smem->tb_int[0] = ((int)atomic_xchg(
         """,
     )
     assert "asm" not in src

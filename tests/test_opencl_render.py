@@ -123,19 +123,20 @@ def test_full_reduction_is_per_work_item_then_two_barriers():
     check_lines(
         src,
         """
-        __local uchar tb_smem[576] __attribute__((aligned(16)));
+        union tb_scratch { float tb_float[144]; };
+        __local union tb_scratch tb_smem_area __attribute__((aligned(16)));
         float acc0;
         for (uint r0 = 0u; r0 < 8u; ++r0) {
         if (r0 == 0u) { acc0 = x0; } else
         acc0 = v_s2_0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        ((__local float *)(tb_smem + 0))[lid] = acc0;
+        tb_smem->tb_float[lid] = acc0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < 16u) {
         for (uint k0 = 1u; k0 < 8u; ++k0)
-        ((__local float *)(tb_smem + 512))[lid] = acc0;
+        tb_smem->tb_float[128u + lid] = acc0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        acc0 = ((__local float *)(tb_smem + 512))[0];
+        acc0 = tb_smem->tb_float[128u];
         for (uint k1 = 1u; k1 < 16u; ++k1)
         if (lid == 0u) { *(a_x0) = acc0; }
     """,
@@ -191,10 +192,10 @@ def test_broadcast_of_a_register_tile_goes_through_local_memory():
         float t_v0[1];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < 16u) {
-        ((__local float *)(tb_smem + 0))[i2] = t_v0[r2];
+        tb_smem->tb_float[i2] = t_v0[r2];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint r1 = 0u; r1 < 2u; ++r1) {
-        = ((__local float *)(tb_smem + 0))[((i1 >> 4))];
+        = tb_smem->tb_float[((i1 >> 4))];
     """,
     )
 
@@ -240,9 +241,9 @@ def test_float_atomic_add_is_a_cas_loop_with_fences():
         float tb_atomic_add_f32(volatile __global float *p, float v) {
         old = atomic_cmpxchg((volatile __global uint *)p, prev, as_uint(as_float(prev) + v));
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0u) { mem_fence(CLK_GLOBAL_MEM_FENCE); ((__local float *)(tb_smem + 0))[0] = tb_atomic_add_f32(
+        if (lid == 0u) { mem_fence(CLK_GLOBAL_MEM_FENCE); tb_smem->tb_float[0] = tb_atomic_add_f32(
         barrier(CLK_LOCAL_MEM_FENCE);
-        float v_o0 = ((__local float *)(tb_smem + 0))[0];
+        float v_o0 = tb_smem->tb_float[0];
     """,
     )
 
@@ -426,3 +427,47 @@ def test_one_work_item_dot_register_block_follows_the_devices_vector_width(bits,
     )
     assert body.count(f"float{lanes} c") == rows * vectors
     assert body.count("= fma(") == rows * vectors
+
+
+ARGMIN_COLUMNS_16x16 = """
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %c = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %rr = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+    %c16 = arith.constant dense<16> : tensor<16x1xi32>
+    %rs = arith.muli %rr, %c16 : tensor<16x1xi32>
+    %rb = tt.broadcast %rs : tensor<16x1xi32> -> tensor<16x16xi32>
+    %cb = tt.broadcast %c : tensor<1x16xi32> -> tensor<16x16xi32>
+    %off = arith.addi %rb, %cb : tensor<16x16xi32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+    %q = tt.addptr %p, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    %v = tt.load %q : tensor<16x16x!tt.ptr<f32>>
+    %z:2 = "tt.reduce"(%v, %rb) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %ai: i32, %b: f32, %bi: i32):
+      %lt = arith.cmpf olt, %a, %b : f32
+      %m = arith.select %lt, %a, %b : f32
+      %mi = arith.select %lt, %ai, %bi : i32
+      tt.reduce.return %m, %mi : f32, i32
+    }) : (tensor<16x16xf32>, tensor<16x16xi32>) -> (tensor<16xf32>, tensor<16xi32>)
+    %pi = tt.bitcast %x : !tt.ptr<f32> -> !tt.ptr<i32>
+    %ps = tt.splat %pi : !tt.ptr<i32> -> tensor<16x!tt.ptr<i32>>
+    %pq = tt.addptr %ps, %r : tensor<16x!tt.ptr<i32>>, tensor<16xi32>
+    tt.store %pq, %z#1 : tensor<16x!tt.ptr<i32>>
+"""
+
+
+def test_scratch_is_a_union_with_a_member_per_element_type():
+    """Values of two types share the scratch area through the members of one union, never through casts of its
+    bytes (undefined behaviour that PoCL's LLVM acted on once one work-item made the barriers no-ops)."""
+    for local_size in (1, 128):
+        src = render(ARGMIN_COLUMNS_16x16, local_size=local_size)
+        check_lines(
+            src,
+            """
+            union tb_scratch { float tb_float[512]; int tb_int[512]; };
+            __local union tb_scratch tb_smem_area __attribute__((aligned(16)));
+            __local union tb_scratch *tb_smem = &tb_smem_area;
+            tb_smem->tb_float[
+            tb_smem->tb_int[
+            """,
+        )
+        assert "(tb_smem +" not in src and "uchar tb_smem" not in src

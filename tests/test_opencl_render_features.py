@@ -30,7 +30,7 @@ def test_half_atomic_add_is_a_cas_loop_on_the_containing_word():
         float o = tb_h2f((ushort)((prev & m) >> sh));
         old = atomic_cmpxchg(w, prev, (prev & ~m) | (((uint)tb_f2h(o + v)) << sh));
         return tb_h2f((ushort)((old & m) >> sh));
-        if (lid == 0u) { mem_fence(CLK_GLOBAL_MEM_FENCE); ((__local float *)(tb_smem + 0))[0] = tb_atomic_fadd_f16(
+        if (lid == 0u) { mem_fence(CLK_GLOBAL_MEM_FENCE); tb_smem->tb_float[0] = tb_atomic_fadd_f16(
     """,
     )
 
@@ -73,10 +73,10 @@ def test_device_print_goes_through_local_memory_and_work_item_0():
         src,
         """
         barrier(CLK_LOCAL_MEM_FENCE);
-        ((__local int *)(tb_smem + 0))[i0] = ((int)i0);
+        tb_smem->tb_int[i0] = ((int)i0);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0u) for (uint p0 = 0u; p0 < 256u; ++p0)
-        printf("pid (%d, %d, %d) idx (%u) r: %d\\n", tb_pid0, tb_pid1, tb_pid2, p0, (int)(((__local int *)(tb_smem + 0))[p0]));
+        printf("pid (%d, %d, %d) idx (%u) r: %d\\n", tb_pid0, tb_pid1, tb_pid2, p0, (int)(tb_smem->tb_int[p0]));
         if (lid == 0u) printf("pid (%d, %d, %d) idx () n: 0x%08x\\n", tb_pid0, tb_pid1, tb_pid2, (uint)(uint)(a_n0));
     """,
     )
@@ -101,8 +101,8 @@ def test_device_assert_records_in_the_hidden_error_buffer_and_stops_the_program(
         bool ok0 = true;
         if (!((((int)i0) < a_n0))) ok0 = false;
         if (!ok0) { if (atomic_cmpxchg(tb_err, 0, 1) == 0) { tb_err[1] = 0; tb_err[2] = tb_pid0; tb_err[3] = tb_pid1; tb_err[4] = tb_pid2; } }
-        if (!ok0) ((__local int *)(tb_smem + 0))[0] = 1;
-        if (((__local int *)(tb_smem + 0))[0]) return;
+        if (!ok0) tb_smem->tb_int[0] = 1;
+        if (tb_smem->tb_int[0]) return;
         if (!(v_p0)) { if (lid == 0u) { if (atomic_cmpxchg(tb_err, 0, 1) == 0) { tb_err[1] = 1;
     """,
     )

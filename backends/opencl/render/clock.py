@@ -46,7 +46,7 @@ def render_clock_ns(ctx: RenderContext, op: ClockNs) -> None:
         ns = f"(({ctx.lang.call('mul_hi', raw, SCALE)} << 32) | (({raw} * {SCALE}) >> 32))"
     ctype = ctx.ctype(op.result)
     read = clock.read.format(out=raw)
-    _shared_from_item0(ctx, op.result, ctype, lambda arr: f"{{ ulong {raw}; {read} {arr}[0] = ({ctype}){ns}; }}")
+    _shared_from_item0(ctx, op.result, ctype, lambda cell: f"{{ ulong {raw}; {read} {cell} = ({ctype}){ns}; }}")
 
 
 __all__ = ["CLOCK_RULES", "SCALE", "render_clock_ns", "rules_for"]

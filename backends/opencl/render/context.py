@@ -52,6 +52,46 @@ MAX_UNROLL = 32
 VEC = 4
 
 
+@dataclass(frozen=True)
+class ScratchArray:
+    """The scratch area at byte `offset` as an array of `ctype`: indexing it (`arr[idx]`) gives the C lvalue.
+
+    The area is the union `tb_scratch` with one array member per element type the kernel keeps there, and every
+    access names its member: OpenCL C (6.4.4.1) defines reading a union's bytes through another member, while casting
+    the bytes to each type (as this did before) is undefined behaviour under C's aliasing rules, which compilers use:
+    PoCL's LLVM moved a float store past a long store to the same bytes once one work-item per group made the
+    barriers between them no-ops (a wrong argmin; fuzz seed 303 kernel 1152)."""
+
+    ctype: str
+    offset: int
+
+    def __post_init__(self) -> None:
+        if self.offset % CT.size_of(self.ctype):
+            raise AssertionError(f"scratch offset {self.offset} is not a multiple of sizeof({self.ctype})")
+
+    def __getitem__(self, idx: str) -> str:
+        base, idx = self.offset // CT.size_of(self.ctype), str(idx)
+        if base == 0:
+            at = idx
+        elif re.fullmatch(r"\d+u?", idx):
+            at = f"{base + int(idx.rstrip('u'))}u"
+        else:
+            at = f"{base}u + {idx}" if re.fullmatch(r"\w+", idx) else f"{base}u + ({idx})"
+        return f"tb_smem->{scratch_member(self.ctype)}[{at}]"
+
+    def address(self, idx: str) -> str:
+        """A pointer to element `idx` (for atomics and vector loads)."""
+        return f"&{self[idx]}"
+
+    def __format__(self, spec: str) -> str:
+        raise AssertionError("a ScratchArray is indexed (arr[idx]), never formatted as a pointer")
+
+
+def scratch_member(ctype: str) -> str:
+    """The member of the union `tb_scratch` that holds `ctype` elements."""
+    return "tb_" + ctype.replace(" ", "_")
+
+
 def numel(shape: tuple[int, ...]) -> int:
     n = 1
     for d in shape:
@@ -187,6 +227,8 @@ class RenderContext:
         self.uses_int64_atomics = False
         self.scratch_top = 0
         self.scratch_max = 0
+        #: the element types the kernel keeps in the scratch area (the members of the union `tb_scratch`)
+        self.scratch_ctypes: set[str] = set()
         self._groups: list[PublishGroup] = []
         self.call_stack: list[str] = []
         self.functions: dict[str, Any] = {}
@@ -325,7 +367,7 @@ class RenderContext:
             return f"{t.reg}[0]"
         if idx.slot is not None and numel(idx.shape) == t.numel and self.vec_of(idx.shape) == self.vec_of(t.shape):
             return f"{t.reg}[{idx.slot}]"
-        return f"{self.published(t)}[{idx.lin}]"
+        return self.published(t)[idx.lin]
 
     def vec_of(self, shape: tuple[int, ...]) -> int:
         """Consecutive elements a work-item holds per run in the canonical layout of `shape` (VEC or 1)."""
@@ -344,11 +386,12 @@ class RenderContext:
         """The address-space qualifier of the scratch area."""
         return self.lang.global_qual if self.scratch_space == SCRATCH_GLOBAL else self.lang.local_qual
 
-    def local_array(self, ctype: str, offset: int) -> str:
+    def local_array(self, ctype: str, offset: int) -> ScratchArray:
         """The scratch area at byte `offset` as an array of `ctype`, shared by the work-group."""
-        return f"(({self.scratch_qual}{ctype} *)(tb_smem + {offset}))"
+        self.scratch_ctypes.add(ctype)
+        return ScratchArray(ctype, offset)
 
-    def published(self, t: Tile) -> str:
+    def published(self, t: Tile) -> ScratchArray:
         """Local-memory copy of register tile `t`, written before the loop now being built."""
         if not self._groups:
             raise AssertionError("a register tile was read out of its layout outside a tile loop")
@@ -364,10 +407,10 @@ class RenderContext:
         """A work-group barrier ordering the scratch area's accesses (global ones too when it is in global memory)."""
         self.emit(self.lang.full_barrier if self.scratch_space == SCRATCH_GLOBAL else self.lang.barrier)
 
-    def write_scratch(self, x: Any, shape: tuple[int, ...], ctype: str, offset: int) -> str:
+    def write_scratch(self, x: Any, shape: tuple[int, ...], ctype: str, offset: int) -> ScratchArray:
         """Write every element of `x` (viewed at `shape`) to local memory at `offset`; returns the array."""
         arr = self.local_array(ctype, offset)
-        self.tile_loop(shape, lambda idx: self.emit(f"{arr}[{idx.lin}] = {self.element(x, idx)};"), owner=True)
+        self.tile_loop(shape, lambda idx: self.emit(f"{arr[idx.lin]} = {self.element(x, idx)};"), owner=True)
         return arr
 
     # ---- loops over a tile's elements ---------------------------------------------------------------------------

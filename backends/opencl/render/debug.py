@@ -69,11 +69,11 @@ def render_assert(ctx: RenderContext, op: O.Assert) -> None:
     off = ctx.alloc(4)
     flag = ctx.local_array("int", off)
     ctx.barrier()
-    ctx.emit(f"if (lid == 0u) {flag}[0] = 0;")
+    ctx.emit(f"if (lid == 0u) {flag['0']} = 0;")
     ctx.barrier()
-    ctx.emit(f"if (!{ok}) {flag}[0] = 1;")
+    ctx.emit(f"if (!{ok}) {flag['0']} = 1;")
     ctx.barrier()
-    ctx.emit(f"if ({flag}[0]) return;")
+    ctx.emit(f"if ({flag['0']}) return;")
     ctx.scratch_top = off
 
 
@@ -141,7 +141,7 @@ def render_print(ctx: RenderContext, op: O.Print) -> None:
         ctx.barrier()
         i = ctx.fresh("p")
         idx = Idx(shape, lin=i)
-        conv, arg = _value_format(ctx, v, f"{arr}[{i}]", signed, op.hex)
+        conv, arg = _value_format(ctx, v, arr[i], signed, op.hex)
         dims = ", ".join(["%u"] * len(shape))
         ctx.emit(f"if (lid == 0u) for (uint {i} = 0u; {i} < {numel(shape)}u; ++{i})")
         ctx.emit(f"  {ctx.lang.printf(pid + dims + ')' + prefix + tag + conv + NL, PID, *idx.dims, arg)};")

@@ -56,8 +56,8 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
             m, n = idx.dim(rank - 2), idx.dim(rank - 1)
             row = f"({idx.dim(0)} * {M}u + {m})" if batch else m
             kk = f"({idx.dim(0)} * {K}u + {k})" if batch else k
-            x = f"{A}[({row} << {log2(K)}) + {k}]"
-            y = f"{B}[({kk} << {log2(N)}) + {n}]"
+            x = f"{A[f'({row} << {log2(K)}) + {k}']}"
+            y = f"{B[f'({kk} << {log2(N)}) + {n}']}"
             acc = f"{out.reg}[{idx.slot}]"
             if isinstance(tc, FloatType):
                 ctx.emit(f"{acc} = fma(({cc}){x}, ({cc}){y}, {acc});")

@@ -79,23 +79,23 @@ def zero_of(ctype: str) -> str:
 
 
 def _shared_from_item0(ctx: RenderContext, res: Value, ctype: str, stmt: Callable[[str], str]) -> None:
-    """A scalar result computed by work-item 0 alone (`stmt(arr)` writes it to `arr[0]` in local memory) and read by
-    every work-item after a barrier, so that a side effect happens once and all work-items see the same value. A
-    work-group of one work-item has no one to share it with: a private one-element array, no local memory."""
+    """A scalar result computed by work-item 0 alone (`stmt(cell)` writes it to the lvalue `cell` in local memory)
+    and read by every work-item after a barrier, so that a side effect happens once and all work-items see the same
+    value. A work-group of one work-item has no one to share it with: a private variable, no local memory."""
     name = ctx.name_for(res)
     if ctx.L == 1:
-        arr = f"{name}_1"
-        ctx.emit(f"{ctype} {arr}[1] = {{{zero_of(ctype)}}};")
-        ctx.emit(stmt(arr))
-        ctx.emit(f"{ctype} {name} = {arr}[0];")
+        cell = f"{name}_1"
+        ctx.emit(f"{ctype} {cell} = {zero_of(ctype)};")
+        ctx.emit(stmt(cell))
+        ctx.emit(f"{ctype} {name} = {cell};")
         ctx.define(res, name)
         return
     off = ctx.alloc(8)
-    arr = ctx.local_array(ctype, off)
+    cell = ctx.local_array(ctype, off)["0"]
     ctx.barrier()
-    ctx.emit(f"if (lid == 0u) {stmt(arr)}")
+    ctx.emit(f"if (lid == 0u) {stmt(cell)}")
     ctx.barrier()
-    ctx.emit(f"{ctype} {name} = {arr}[0];")
+    ctx.emit(f"{ctype} {name} = {cell};")
     ctx.scratch_top = off
     ctx.define(res, name)
 
@@ -145,7 +145,7 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
 
     if not res.type.is_tensor:
         if volatile:  # may change between work-items' reads (a flag polled in a loop): read once, share the value
-            _shared_from_item0(ctx, res, ctype, lambda arr: f"{arr}[0] = {value(Idx((), lin='0u'))};")
+            _shared_from_item0(ctx, res, ctype, lambda cell: f"{cell} = {value(Idx((), lin='0u'))};")
             return
         ctx.define(res, value(Idx((), lin="0u")))
         return
@@ -303,10 +303,10 @@ def _render_atomic(
     if not res.type.is_tensor:
         c = cond(Idx((), lin="0u"))
 
-        def item0(arr: str) -> str:
-            stmt = f"{arr}[0] = {expr(Idx((), lin='0u'), t)};"
+        def item0(cell: str) -> str:
+            stmt = f"{cell} = {expr(Idx((), lin='0u'), t)};"
             guarded = (
-                f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {arr}[0] = {zero_of(ctype)}; }}"
+                f"if ({c}) {{ {_fenced(ctx, sem, stmt)} }} else {{ {cell} = {zero_of(ctype)}; }}"
                 if c
                 else _fenced(ctx, sem, stmt)
             )
@@ -331,9 +331,9 @@ def _render_atomic(
         off = ctx.alloc(n * CT.size_of(ctype))
         arr = ctx.local_array(ctype, off)
         ctx.barrier()
-        ctx.emit(f"if (lid < {n}u) {arr}[lid] = {out.reg}[0];")
+        ctx.emit(f"if (lid < {n}u) {arr['lid']} = {out.reg}[0];")
         ctx.barrier()
-        ctx.emit(f"{out.reg}[0] = {arr}[lid & {n - 1}u];")
+        ctx.emit(f"{out.reg}[0] = {arr[f'lid & {n - 1}u']};")
         ctx.scratch_top = off
     ctx.define(res, out)
 
@@ -379,7 +379,7 @@ def render_histogram(ctx: RenderContext, op: O.Histogram) -> None:
     arr = ctx.local_array("int", ctx.alloc(bins * 4))
     ctx.barrier()
     t = ctx.fresh("t")
-    ctx.emit(f"for (uint {t} = lid; {t} < {bins}u; {t} += {ctx.L}u) {arr}[{t}] = 0;")
+    ctx.emit(f"for (uint {t} = lid; {t} < {bins}u; {t} += {ctx.L}u) {arr[t]} = 0;")
     ctx.barrier()
 
     def count(idx: Idx) -> None:
@@ -387,11 +387,11 @@ def render_histogram(ctx: RenderContext, op: O.Histogram) -> None:
         cond = f"(ulong)({v}) < {bins}UL"
         if mask is not None:
             cond = f"{ctx.element(mask, idx)} && {cond}"
-        ctx.emit(f"if ({cond}) {ctx.lang.atomic('inc', 32, f'&{arr}[(uint)({v})]')};")
+        ctx.emit(f"if ({cond}) {ctx.lang.atomic('inc', 32, arr.address(f'(uint)({v})'))};")
 
     ctx.tile_loop(src_v.type.shape, count, owner=True)
     ctx.barrier()
     out = ctx.declare_tile(res.type.shape, "int", ctx.name_for(res, "t"))
-    ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {arr}[{idx.lin}];"))
+    ctx.tile_loop(out.shape, lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {arr[idx.lin]};"))
     ctx.scratch_top = base
     ctx.define(res, out)

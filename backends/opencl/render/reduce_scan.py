@@ -16,7 +16,7 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op
 
 from . import ctypes as CT
-from .context import MAX_UNROLL, Idx, RenderContext, Tile, check_pow2, log2, numel, strides
+from .context import MAX_UNROLL, Idx, RenderContext, ScratchArray, Tile, check_pow2, log2, numel, strides
 from .rules import CSTYLE_RULES as RULES
 
 
@@ -38,18 +38,18 @@ def _group_loop(ctx: RenderContext, tasks: int, var: str) -> tuple[str, str]:
     return f"for (uint {var} = lid; {var} < {tasks}u; {var} += {ctx.L}u) {{", "}"
 
 
-def _results(ctx: RenderContext, op: Op, arrays: list[str], ctypes: list[str], pos_of: Callable[[Idx], str]) -> None:
+def _results(
+    ctx: RenderContext, op: Op, arrays: list[ScratchArray], ctypes: list[str], pos_of: Callable[[Idx], str]
+) -> None:
     """Read the results from local memory: `pos_of(idx)` is where output element `idx` is."""
     for res, arr, ct in zip(op.results, arrays, ctypes):
         if not res.type.is_tensor:
             name = ctx.name_for(res)
-            ctx.emit(f"{ct} {name} = {arr}[{pos_of(Idx((), lin='0u'))}];")
+            ctx.emit(f"{ct} {name} = {arr[pos_of(Idx((), lin='0u'))]};")
             ctx.values[res] = name
             continue
         out = ctx.declare_tile(res.type.shape, ct, ctx.name_for(res, "t"))
-        ctx.tile_loop(
-            out.shape, lambda idx, out=out, arr=arr: ctx.emit(f"{out.reg}[{idx.slot}] = {arr}[{pos_of(idx)}];")
-        )
+        ctx.tile_loop(out.shape, lambda idx, out=out, arr=arr: ctx.emit(f"{out.reg}[{idx.slot}] = {arr[pos_of(idx)]};"))
         ctx.values[res] = out
 
 
@@ -146,7 +146,7 @@ def _combine_partials(ctx: RenderContext, op: O.Reduce, srcs: list, ctypes: list
     arrays = [ctx.local_array(ct, ctx.alloc(L * CT.size_of(ct))) for ct in ctypes]
     ctx.barrier()
     for arr, a in zip(arrays, accs):
-        ctx.emit(f"{arr}[lid] = {a};")
+        ctx.emit(f"{arr['lid']} = {a};")
     ctx.barrier()
     S = L
     if L > 16:
@@ -155,22 +155,22 @@ def _combine_partials(ctx: RenderContext, op: O.Reduce, srcs: list, ctypes: list
         ctx.emit(f"if (lid < {S}u) {{")
         with ctx.indent():
             for arr, a in zip(arrays, accs):
-                ctx.emit(f"{a} = {arr}[lid];")
+                ctx.emit(f"{a} = {arr['lid']};")
             k = ctx.fresh("k")
             ctx.emit(ctx.lang.unroll_pragma)
             ctx.emit(f"for (uint {k} = 1u; {k} < {L // S}u; ++{k})")
-            combine(ctx, op, accs, [f"{arr}[lid + {k} * {S}u]" for arr in arrays], accs)
+            combine(ctx, op, accs, [f"{arr[f'lid + {k} * {S}u']}" for arr in arrays], accs)
             for arr, a in zip(firsts, accs):
-                ctx.emit(f"{arr}[lid] = {a};")
+                ctx.emit(f"{arr['lid']} = {a};")
         ctx.emit("}")
         ctx.barrier()
         arrays = firsts
     for arr, a in zip(arrays, accs):
-        ctx.emit(f"{a} = {arr}[0];")
+        ctx.emit(f"{a} = {arr['0']};")
     k = ctx.fresh("k")
     ctx.emit(ctx.lang.unroll_pragma)
     ctx.emit(f"for (uint {k} = 1u; {k} < {S}u; ++{k})")
-    combine(ctx, op, accs, [f"{arr}[{k}]" for arr in arrays], accs)
+    combine(ctx, op, accs, [arr[k] for arr in arrays], accs)
 
 
 def _reduce_axis(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str]) -> None:
@@ -194,8 +194,8 @@ def _reduce_axis(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs:
             ctx.emit(f"const uint {pos} = ({hi} << {log2(K * st)}) + ({k} << {log2(st)}) + {lo};")
             lhs, rhs = [ctx.fresh("a") for _ in srcs], [ctx.fresh("b") for _ in srcs]
             for arr, a, b, ct in zip(arrays, lhs, rhs, ctypes):
-                ctx.emit(f"{ct} {a} = {arr}[{pos}], {b} = {arr}[{pos} + {s * st}u];")
-            combine(ctx, op, lhs, rhs, [f"{arr}[{pos}]" for arr in arrays])
+                ctx.emit(f"{ct} {a} = {arr[pos]}, {b} = {arr[f'{pos} + {s * st}u']};")
+            combine(ctx, op, lhs, rhs, [arr[pos] for arr in arrays])
         ctx.emit(close)
         s //= 2
     ctx.barrier()
@@ -238,11 +238,11 @@ def render_scan(ctx: RenderContext, op: O.Scan) -> None:
             with ctx.indent():
                 lhs, rhs = [ctx.fresh("a") for _ in srcs], [ctx.fresh("b") for _ in srcs]
                 for arr, a, b, ct in zip(src, lhs, rhs, ctypes):
-                    ctx.emit(f"{ct} {a} = {arr}[{other}], {b} = {arr}[{t}];")
-                combine(ctx, op, lhs, rhs, [f"{arr}[{t}]" for arr in dst])
+                    ctx.emit(f"{ct} {a} = {arr[other]}, {b} = {arr[t]};")
+                combine(ctx, op, lhs, rhs, [arr[t] for arr in dst])
             ctx.emit("} else {")
             for a_src, a_dst in zip(src, dst):
-                ctx.emit(f"  {a_dst}[{t}] = {a_src}[{t}];")
+                ctx.emit(f"  {a_dst[t]} = {a_src[t]};")
             ctx.emit("}")
         ctx.emit(close)
         cur, s = 1 - cur, s * 2
