@@ -164,7 +164,8 @@ def test_opencl_scales_pocls_cycle_counter_by_a_hidden_parameter() -> None:
         "(long)((mul_hi(clk0, tb_clock_scale) << 32) | ((clk0 * tb_clock_scale) >> 32)); }" in lines
     )
     assert rk.clock_scale
-    assert lines[2].endswith(", ulong a_p0_off, ulong tb_clock_scale) {")  # the launcher's hidden last argument
+    # the launcher's hidden argument after the kernel's own, before the grid's size (the launch may be split)
+    assert lines[2].endswith(", ulong a_p0_off, ulong tb_clock_scale, int tb_grid0, int tb_grid1, int tb_grid2) {")
 
 
 def test_opencl_clock_shared_by_work_item_0_on_a_group() -> None:

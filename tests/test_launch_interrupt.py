@@ -1,6 +1,7 @@
-"""Ctrl-C stops a long cpu_ref launch between programs: the launching thread checks for signals between its chunks of
-programs (csrc/launcher.cpp), the programs not yet started do not run, and KeyboardInterrupt reaches the caller;
-the next launch runs normally. Before, SIGINT waited for every program of the launch to finish."""
+"""Ctrl-C stops a long launch between programs, and KeyboardInterrupt reaches the caller; the programs not yet
+started do not run, and the next launch runs normally. Before, SIGINT waited for every program of the launch.
+cpu_ref: the launching thread checks for signals between its chunks of programs (csrc/launcher.cpp). opencl: a launch
+predicted to be long is enqueued in pieces, waited for one by one (backends/opencl/launch_chunks.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import _unavailable
 
 SCRIPT = textwrap.dedent(
     """
@@ -16,7 +18,8 @@ SCRIPT = textwrap.dedent(
     import torch, triton, triton.language as tl
     import triton_backend_sdk
 
-    triton_backend_sdk.use("cpu_ref")
+    backend, threads = sys.argv[1], int(sys.argv[2])
+    triton_backend_sdk.use(backend)
 
     @triton.jit
     def spin(X, Y, K, BLOCK: tl.constexpr):
@@ -33,9 +36,10 @@ SCRIPT = textwrap.dedent(
     t = time.perf_counter()
     spin[(64,)](x, y, 200_000, BLOCK=16)
     per_program = (time.perf_counter() - t) / 64
-    from triton_backend_sdk import _native
+    if backend == "cpu_ref":
+        from triton_backend_sdk import _native
 
-    _native.set_num_threads(int(sys.argv[1]))
+        _native.set_num_threads(threads)
     threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
     t = time.perf_counter()
     try:
@@ -55,20 +59,27 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(threads: int, tmp_path) -> str:
+def _run(backend: str, threads: int, tmp_path) -> str:
     path = tmp_path / "interrupt.py"
     path.write_text(SCRIPT)
     env = {"TRITON_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
-        [sys.executable, str(path), str(threads)], check=False, capture_output=True, text=True, timeout=600, env=env
+        [sys.executable, str(path), backend, str(threads)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_ctrl_c_stops_a_long_launch(tmp_path, threads):
-    out = _run(threads, tmp_path)
+@pytest.mark.parametrize("backend, threads", [("cpu_ref", 1), ("cpu_ref", 2), ("opencl", 0)])
+def test_ctrl_c_stops_a_long_launch(tmp_path, backend, threads):
+    if backend == "opencl" and _unavailable("opencl"):
+        pytest.skip(str(_unavailable("opencl")))
+    out = _run(backend, threads, tmp_path)
     assert "INTERRUPTED" in out, out
     elapsed, full, done = out.split("INTERRUPTED")[1].split("\n")[0].split()
     # the whole launch would take `full` seconds; it stops within about a chunk (1/32 of it) of the signal

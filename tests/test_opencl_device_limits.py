@@ -11,6 +11,7 @@ ragged masks and several programs, against torch. The golden tests need no devic
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import torch
@@ -53,7 +54,7 @@ def test_scratch_in_local_memory_by_default():
         rk.source,
         """
         union tb_scratch { float tb_float[
-        __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, __global float *a_y0_base, ulong a_y0_off) {
+        __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, __global float *a_y0_base, ulong a_y0_off, int tb_grid0, int tb_grid1, int tb_grid2) {
         __local union tb_scratch tb_smem_area __attribute__((aligned(16)));
         __local union tb_scratch *tb_smem = &tb_smem_area;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -74,8 +75,8 @@ def test_scratch_in_global_memory_is_this_programs_region_with_global_barriers()
     check_lines(
         rk.source,
         f"""
-        __global float *a_y0_base, ulong a_y0_off, __global uchar *tb_gscratch) {{
-        const int tb_pid2 = (int)get_group_id(2), tb_npid2 = (int)get_num_groups(2);
+        __global float *a_y0_base, ulong a_y0_off, __global uchar *tb_gscratch, int tb_grid0, int tb_grid1, int tb_grid2) {{
+        const int tb_pid2 = (int)(get_group_id(2) + get_global_offset(2)), tb_npid2 = tb_grid2;
         __global union tb_scratch *tb_smem = (__global union tb_scratch *)(tb_gscratch + (((ulong)tb_pid2 * (ulong)tb_npid1 + (ulong)tb_pid1) * (ulong)tb_npid0 + (ulong)tb_pid0) * {rk.global_scratch_stride}UL);
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         tb_smem->tb_float[lid] =
@@ -213,7 +214,7 @@ def test_kernels_with_scratch_over_local_memory_use_global_memory(limits, rng, w
         assert all(kern.metadata.global_scratch_size >= 4096 for kern in kernels[:4])
 
 
-def _fake_group_size(monkeypatch: pytest.MonkeyPatch, allowed: int) -> list[int]:
+def _fake_group_size(monkeypatch: pytest.MonkeyPatch, allowed: int, cache_dir: Path) -> list[int]:
     """Make the built kernel's CL_KERNEL_WORK_GROUP_SIZE `allowed` (as NVIDIA reports 256 for a register-heavy
     kernel); returns the local sizes the query was asked about."""
     from triton_backend_sdk.backends.opencl import runtime
@@ -226,16 +227,19 @@ def _fake_group_size(monkeypatch: pytest.MonkeyPatch, allowed: int) -> list[int]
         return min(allowed, real(arch, source, name, entry))
 
     monkeypatch.setattr(runtime, "kernel_work_group_size", fake)
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")  # the fake is not in the cache key: compile, do not look up
+    # the fake is not in the cache key: compile, do not look up, and keep what it compiled out of the shared cache
+    # (a later run found it there: a kernel adapted to the fake's 100 work-items)
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache_dir))
     return asked
 
 
 @needs_device
-def test_a_kernel_the_device_runs_on_fewer_work_items_is_rendered_for_them(limits, rng, monkeypatch):
+def test_a_kernel_the_device_runs_on_fewer_work_items_is_rendered_for_them(limits, rng, monkeypatch, tmp_path):
     """Rendered for 128 work-items, the built kernel allows 100: rendered again for 64 (the largest power of two),
     said in the metadata, launched with 64, same results; the scratch may then move back to local memory."""
     limits()
-    asked = _fake_group_size(monkeypatch, 100)
+    asked = _fake_group_size(monkeypatch, 100, tmp_path)
     for kern in (_run_matmul(rng, 45, 70, 37, work_items=128), _run_rows(rng, 37, 50, work_items=128)):
         md = kern.metadata
         assert md.opencl_local_size == 64 and "reqd_work_group_size(64, 1, 1)" in kern.asm["cl"]
@@ -250,7 +254,7 @@ def test_a_kernel_the_device_runs_on_fewer_work_items_is_rendered_for_them(limit
 
 
 @needs_device
-def test_num_warps_16_on_a_gpu_like_descriptor_with_both_limits(limits, rng, monkeypatch):
+def test_num_warps_16_on_a_gpu_like_descriptor_with_both_limits(limits, rng, monkeypatch, tmp_path):
     """The NVIDIA case of upstream test_scan2d/test_dot: a GPU descriptor (warp 32, work-groups of up to 1024, no CPU
     feature) with num_warps 16 asks for 512 work-items, the built kernel allows 256 (its register use), and local
     memory is 1 KiB: rendered for 256 work-items with the scratch in global memory, and right."""
@@ -261,7 +265,7 @@ def test_num_warps_16_on_a_gpu_like_descriptor_with_both_limits(limits, rng, mon
         shared_memory_bytes=1024,
         features=tuple(f for f in base.features if f != "device_type_cpu"),
     )
-    asked = _fake_group_size(monkeypatch, 256)
+    asked = _fake_group_size(monkeypatch, 256, tmp_path)
     for kern, scratch in (
         (_run_matmul(rng, 45, 70, 37, num_warps=16), "global"),
         (_run_rows(rng, 37, 50, num_warps=16), "global"),

@@ -30,6 +30,7 @@ class _Job:
 
     def __init__(self, source: str, params: list[list[str]]) -> None:
         self.params, self.global_scratch_stride, self.asserts, self.clock_scale = params, 0, [], False
+        self.chunked = False
         self.source, self.entry, self.local_size = source, "tb_probe_test", 1
 
 

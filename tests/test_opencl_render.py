@@ -62,9 +62,9 @@ def test_kernel_abi_and_canonical_layout():
         src,
         """
         __attribute__((reqd_work_group_size(128, 1, 1)))
-        __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, int a_n0, char a_b0_raw) {
+        __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, int a_n0, char a_b0_raw, int tb_grid0, int tb_grid1, int tb_grid2) {
         const uint lid = (uint)get_local_id(0);
-        const int tb_pid0 = (int)get_group_id(0), tb_npid0 = (int)get_num_groups(0);
+        const int tb_pid0 = (int)(get_group_id(0) + get_global_offset(0) / 128u), tb_npid0 = tb_grid0;
         __global float *a_x0 = (__global float *)((__global char *)a_x0_base + a_x0_off);
         bool a_b0 = a_b0_raw != 0;
         float t_v0[8];
@@ -221,7 +221,7 @@ def test_fp16_lives_in_float_rounded_after_every_op_and_uses_half_loads():
         ushort tb_f2h(float f) {
         float tb_rnd_h(float x) { return tb_h2f(tb_f2h(x)); }
         ushort tb_h2bits(float f) {
-        __kernel void tb_k(__global ushort *a_x0_base, ulong a_x0_off) {
+        __kernel void tb_k(__global ushort *a_x0_base, ulong a_x0_off, int tb_grid0, int tb_grid1, int tb_grid2) {
         = tb_h2f_load(vload_half(0, (const __global half *)((a_x0 + ((int)i0)))), *((a_x0 + ((int)i0))));
         { float tb_v = tb_rnd_h((t_v0[r1] + t_v0[r1])); if (isnan(tb_v)) *((a_x0 + ((int)i1))) = tb_h2bits(tb_v);
     """,
@@ -376,7 +376,7 @@ def test_fp8_lives_in_float_and_is_a_byte_in_memory():
         float tb_e4m3_dec(uchar b) {
         uchar tb_e4m3_enc(float f) {
         uchar tb_e5m2_code(float f) {
-        __kernel void tb_k(__global uchar *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off) {
+        __kernel void tb_k(__global uchar *a_x0_base, ulong a_x0_off, __global uchar *a_x2_0_base, ulong a_x2_0_off, int tb_grid0, int tb_grid1, int tb_grid2) {
         float v_v0 = tb_e5m2_dec(*(a_x0));
         float v_y0 = tb_e4m3_dec(tb_e4m3_enc(v_v0));
         if (lid == 0u) { *(a_x2_0) = tb_e4m3_enc(v_y0); }

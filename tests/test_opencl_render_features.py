@@ -97,7 +97,7 @@ def test_device_assert_records_in_the_hidden_error_buffer_and_stops_the_program(
     check_lines(
         src,
         """
-        __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, int a_n0, volatile __global int *tb_err) {
+        __kernel void tb_k(__global float *a_x0_base, ulong a_x0_off, int a_n0, volatile __global int *tb_err, int tb_grid0, int tb_grid1, int tb_grid2) {
         bool ok0 = true;
         if (!((((int)i0) < a_n0))) ok0 = false;
         if (!ok0) { if (atomic_cmpxchg(tb_err, 0, 1) == 0) { tb_err[1] = 0; tb_err[2] = tb_pid0; tb_err[3] = tb_pid1; tb_err[4] = tb_pid2; } }

@@ -175,6 +175,7 @@ class OpenCLBackend(TargetBackend):
         metadata["opencl_asserts"] = rk.asserts
         metadata["opencl_prints"] = rk.prints
         metadata["opencl_clock_scale"] = rk.clock_scale
+        metadata["opencl_chunked"] = rk.chunked
         return rk.source
 
     def make_clbin(self, src: str, metadata: dict, options: Options) -> bytes:

@@ -8,7 +8,10 @@ write through are copied back.
 
 from __future__ import annotations
 
+import contextlib
+import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +19,7 @@ import numpy as np
 from triton_backend_sdk.bounds import BOUNDS_PARAM, BOUNDS_TYPE, bounds_table, checked_args
 from triton_backend_sdk.launch import expand_descriptors, flatten_descriptors, make_native_launcher, signature_of
 
+from . import launch_chunks as chunks
 from .asserts import check as check_asserts
 from .asserts import error_buffer, flush_prints
 from .clock import cycle_scale
@@ -109,6 +113,10 @@ class Launcher:
         self.prints = bool(getattr(metadata, "opencl_prints", False))
         #: the kernel reads a cycle counter: it takes the counter's scale last (render/clock.py)
         self.clock_scale = bool(getattr(metadata, "opencl_clock_scale", False))
+        #: the launch may run in pieces (launch_chunks.py): the kernel takes the grid's size after all the above
+        self.chunked = bool(getattr(metadata, "opencl_chunked", False))
+        #: measured over this kernel's launches: how long the next one will take, to size its pieces
+        self.seconds_per_program: float | None = None
 
     def __call__(
         self,
@@ -138,8 +146,6 @@ class Launcher:
             exit_hook(launch_metadata)
 
     def launch(self, lk: LoadedKernel, grid: tuple[int, int, int], args: tuple, slots: bytes) -> None:
-        import pyopencl as cl
-
         rt = runtime_for(lk.device)
         values: list[Any] = []
         mems: list[tuple[int, int, bool]] = []
@@ -152,7 +158,6 @@ class Launcher:
                 values.append(np.uint64(off))
             else:
                 values.append(decode(slots, 8 * j))
-        gsize = (grid[0] * self.local, grid[1], grid[2])
         scale = cycle_scale(rt) if self.clock_scale else None  # measured on first use, under rt.lock
         with lk.lock, rt.lock:
             if rt.zero_copy:
@@ -167,17 +172,50 @@ class Launcher:
                 final.append(error_buffer(rt))
             if scale is not None:
                 final.append(scale)
+            if self.chunked:
+                final += [np.int32(n) for n in grid]
             lk.kernel.set_args(*final)
-            evt = cl.enqueue_nd_range_kernel(rt.queue, lk.kernel, gsize, (self.local, 1, 1))
-            rt.last_event = evt
-            if rt.zero_copy:
-                evt.wait()
-            else:
+            start = time.perf_counter()
+            try:
+                last = self._enqueue(rt, lk, grid)
+                if rt.zero_copy:
+                    last.wait()
+            except BaseException:  # KeyboardInterrupt between pieces, or an enqueue refused: let enqueued work end
+                rt.queue.finish()
+                if not rt.zero_copy:
+                    self._copy_out(rt, mems, bufs)
+                if self.asserts:  # an assert of the programs that ran is not reported against the next launch
+                    with contextlib.suppress(AssertionError):
+                        check_asserts(rt, self.kernel_name, self.asserts)
+                raise
+            rt.last_event = last
+            if not rt.zero_copy:
                 self._copy_out(rt, mems, bufs)
+            if self.chunked:
+                total = grid[0] * grid[1] * grid[2]
+                self.seconds_per_program = chunks.measured(self.seconds_per_program, time.perf_counter() - start, total)
             if self.prints:
                 flush_prints()
             if self.asserts:
                 check_asserts(rt, self.kernel_name, self.asserts)
+
+    def _enqueue(self, rt: Any, lk: LoadedKernel, grid: tuple[int, int, int]) -> Any:
+        """Enqueue the grid, in one piece or in several (launch_chunks.py; waiting for each but the last, so that
+        Ctrl-C is seen between them); returns the last piece's event."""
+        import pyopencl as cl
+
+        local = (self.local, 1, 1)
+        total = grid[0] * grid[1] * grid[2]
+        per_piece = chunks.piece_programs(total, self.seconds_per_program) if self.chunked else None
+        if per_piece is None:
+            return cl.enqueue_nd_range_kernel(rt.queue, lk.kernel, (grid[0] * self.local, grid[1], grid[2]), local)
+        pending: deque[Any] = deque()
+        for (x, y, z), (nx, ny, nz) in chunks.boxes(grid, per_piece):
+            size, offset = (nx * self.local, ny, nz), (x * self.local, y, z)
+            pending.append(cl.enqueue_nd_range_kernel(rt.queue, lk.kernel, size, local, global_work_offset=offset))
+            if len(pending) == 2:
+                pending.popleft().wait()
+        return pending[-1]
 
     @staticmethod
     def _copy_in(rt: Any, mems: list[tuple[int, int, bool]]) -> list[Any]:

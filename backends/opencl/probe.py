@@ -44,6 +44,7 @@ def probe_job(dev: Any, options: list[str], kernel: Any) -> dict:
         "scratch": kernel.global_scratch_stride,
         "asserts": bool(kernel.asserts),
         "clock": bool(kernel.clock_scale),
+        "chunked": bool(kernel.chunked),
     }
 
 
@@ -170,6 +171,8 @@ def _launch_once(job: dict, contexts: dict) -> None:
         args.append(cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(8, dtype=np.int32)))
     if job["clock"]:
         args.append(np.uint64(1 << 32))
+    if job.get("chunked"):
+        args += [np.int32(1)] * 3  # the grid's size: the one program launched
     kernel.set_args(*args)
     local = int(job["local"])
     cl.enqueue_nd_range_kernel(queue, kernel, (local, 1, 1), (local, 1, 1)).wait()

@@ -68,6 +68,10 @@ class CStyleLanguage:
     local_id: str = ""
     group_id: str = ""  # format with {axis}
     num_groups: str = ""  # format with {axis}
+    #: the group id within the whole grid when the launch runs it in pieces (each enqueued with a global offset of
+    #: its first group × the group size along {axis}; {per_group} divides by the size); empty: the language cannot,
+    #: launches are never split
+    chunk_group_id: str = ""
     #: f16 in memory: load to float / store from float (round to nearest even)
     half_load: str = ""  # format with {ptr}
     half_store: str = ""  # format with {value}, {ptr}
@@ -199,6 +203,7 @@ class OpenCLLanguage(CStyleLanguage):
     local_id: str = "(uint)get_local_id(0)"
     group_id: str = "(int)get_group_id({axis})"
     num_groups: str = "(int)get_num_groups({axis})"
+    chunk_group_id: str = "(int)(get_group_id({axis}) + get_global_offset({axis}){per_group})"
     half_load: str = "vload_half(0, (const __global half *)({ptr}))"
     half_store: str = "vstore_half_rte({value}, 0, (__global half *)({ptr}))"
     unroll_pragma: str = "#pragma unroll"

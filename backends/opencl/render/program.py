@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from triton_backend_sdk.analysis.program_waits import programs_may_wait_for_each_other
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import BlockArgument, Module, OpResult, Value
@@ -24,6 +25,9 @@ from .language import CStyleLanguage
 GLOBAL_SCRATCH_ALIGN = 128
 #: the hidden parameter of a kernel whose scratch is in global memory: the launcher's buffer of all programs' regions
 GLOBAL_SCRATCH = "tb_gscratch"
+
+#: the hidden parameters (one per axis) of a kernel whose launch may be split into pieces: the whole grid's size
+GRID = "tb_grid"
 
 #: numpy dtype names of scalar kernel parameters (f16/bf16 travel as float, i1 as a byte)
 _SCALAR_NP = {
@@ -62,6 +66,9 @@ class RenderedKernel:
     #: parameters: a buffer of `global_scratch_stride` bytes per program, program i's region at i × stride)
     scratch_space: str = SCRATCH_LOCAL
     global_scratch_stride: int = 0
+    #: whether the launcher may run the grid in pieces (`launch_chunks.py`): the kernel then takes the grid's size
+    #: as its last three int parameters (GRID) and adds each piece's global offset to its group ids
+    chunked: bool = False
 
 
 def _param_dtype(t) -> str:
@@ -158,12 +165,17 @@ def render_module(
         params.append(f"volatile {g}int *{ERR}")
     if ctx.clock_scale:
         params.append(f"ulong {SCALE}")
+    chunked = bool(lang.chunk_group_id) and not programs_may_wait_for_each_other(module)
+    if chunked:
+        params += [f"int {GRID}{axis}" for axis in range(3)]
     head = ["const uint lid = " + lang.local_id + ";"]
     for axis in range(3):
-        head.append(
-            f"const int tb_pid{axis} = {lang.group_id.format(axis=axis)}, "
-            f"tb_npid{axis} = {lang.num_groups.format(axis=axis)};"
-        )
+        if chunked:
+            per_group = f" / {local_size}u" if axis == 0 and local_size > 1 else ""
+            pid, npid = lang.chunk_group_id.format(axis=axis, per_group=per_group), f"{GRID}{axis}"
+        else:
+            pid, npid = lang.group_id.format(axis=axis), lang.num_groups.format(axis=axis)
+        head.append(f"const int tb_pid{axis} = {pid}, tb_npid{axis} = {npid};")
     q = ctx.scratch_qual
     if stride:
         pid = "(((ulong)tb_pid2 * (ulong)tb_npid1 + (ulong)tb_pid1) * (ulong)tb_npid0 + (ulong)tb_pid0)"
@@ -203,6 +215,7 @@ def render_module(
         ctx.clock_scale,
         scratch_space=scratch_space if ctx.scratch_max else SCRATCH_LOCAL,
         global_scratch_stride=stride,
+        chunked=chunked,
     )
 
 
