@@ -103,6 +103,22 @@ def test_generator_keeps_a_constant_dividend_from_dividing_by_zero() -> None:
     assert (b.op, b.attr.get("sym"), b.args[0]) == ("bin", "|", y)
 
 
+def test_generator_gives_fmod_exact_operands_only() -> None:
+    """fuzz seed 304 kernel 113: `bf16(sum(x)) % -2.75` with a sum of ~1e10 (bf16 ulp 2^26) is any multiple of 0.25
+    in [0, 2.75) depending on the summation order; the perturbed reference runs gave 2.0-2.5, both backends 0.0.
+    fmod's operands are now expressions every implementation rounds the same way."""
+    from triton_backend_sdk.fuzz.gen import is_approx
+
+    fmods = 0
+    for k in range(300):
+        for e in generate(304, k).exprs:
+            for n in e.node.walk():
+                if n.op == "div" and n.attr["sym"] == "%":
+                    fmods += 1
+                    assert not any(is_approx(a) for a in n.args), (k, n)
+    assert fmods > 20
+
+
 def test_reference_runs_move_chained_approximations_in_opposite_directions() -> None:
     """fuzz seed 300 kernel 164: `rsqrt(sin(x)) - x` was 2 ulp off on both backends, inside what the OpenCL bounds
     allow, because the all-up and all-down runs cancel in a decreasing function of an approximation; runs 3 and 4
