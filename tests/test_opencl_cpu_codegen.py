@@ -103,7 +103,11 @@ def _ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def test_exp_is_within_one_ulp_over_the_fp32_range(ocl):
     """Random values over [-110, 95] (overflow, subnormal results, underflow to 0), small arguments, the limits and
-    inf/NaN, against float64 exp rounded to fp32."""
+    inf/NaN, against float64 exp rounded to fp32. 1 ulp on a CPU device (the inline exp); a GPU's OpenCL `exp` is
+    its driver's, held to the OpenCL 1.2 full-profile bound of 3 ulp (NVIDIA's is 2 ulp off at most on the H200)."""
+    from triton_backend_sdk.backends.opencl.runtime import features_of, selected_device
+
+    bound = 1 if "device_type_cpu" in features_of(selected_device()) else 3
     g = np.random.default_rng(3)
     special = [
         0.0,
@@ -131,5 +135,5 @@ def test_exp_is_within_one_ulp_over_the_fp32_range(ocl):
     with np.errstate(over="ignore", under="ignore"):
         want = np.exp(x.astype(np.float64)).astype(np.float32)
     fin = np.isfinite(want)
-    assert _ulps(got[fin], want[fin]).max() <= 1
+    assert _ulps(got[fin], want[fin]).max() <= bound
     assert np.array_equal(got[~fin], want[~fin], equal_nan=True)
