@@ -192,10 +192,12 @@ def test_loop_reduction_matches_torch(backend: str, op: str, n: int):
         torch.testing.assert_close(y, ref, rtol=1e-5, atol=1e-5, equal_nan=True)
     else:
         torch.testing.assert_close(y, ref, rtol=0, atol=0, equal_nan=True)
-    if n == 0:  # no iteration: the initial values, bit for bit (NaN, -0.0)
-        assert torch.equal(y.view(torch.int32), init.view(torch.int32))
-    if backend == "cpu_ref":
-        assert h.asm["ttgir"].count('"tt.reduce"') == 2
+    if n == 0:  # no iteration: the initial values, bit for bit (-0.0) but for NaN payloads (CUDA's min.NaN and
+        # opencl's NaN-propagating min/max give the canonical NaN, as `op(init, neutral)` after the loop may)
+        nan = init.isnan()
+        assert torch.equal(y.isnan(), nan)
+        assert torch.equal(y[~nan].view(torch.int32), init[~nan].view(torch.int32))
+    assert h.asm["ttgir"].count('"tt.reduce"') == 2  # both SDK backends run the pass
 
 
 @triton.jit
@@ -222,5 +224,5 @@ def test_axis0_and_scalar_accumulators(backend: str, n: int):
     h = _columns_and_scalar_kernel[(1,)](x, y, s, n, BLOCK_M=32, NCOL=4)
     torch.testing.assert_close(y, x.sum(0), rtol=1e-5, atol=1e-5)
     assert s.item() == x[:, 0].max().item()
-    if backend == "cpu_ref" and n > 1:  # N = 1 is specialized: the one-trip loop is folded away
+    if n > 1:  # N = 1 is specialized: the one-trip loop is folded away
         assert h.asm["ttgir"].count('"tt.reduce"') == 4

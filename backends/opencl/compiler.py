@@ -19,7 +19,7 @@ from triton_backend_sdk.options import Options
 if TYPE_CHECKING:  # `import triton` imports this module: descriptor, rules and pipeline load when first used
     from triton_backend_sdk.descriptor import TargetDescriptor
     from triton_backend_sdk.lowering import RuleTable
-    from triton_backend_sdk.pipeline import Stage
+    from triton_backend_sdk.pipeline import IRPass, Stage
 
 NAME = "opencl"
 #: descriptor feature of a CPU device (one work-item per program; set by runtime.describe, read by the renderer)
@@ -71,6 +71,14 @@ class OpenCLBackend(TargetBackend):
             except ValueError:
                 raise OptionsError(f"{WORK_ITEMS_ENV}={env!r} is not an integer") from None
         return super().parse_options(options)
+
+    def tile_passes(self, options: Options) -> list[IRPass]:
+        """The SDK's thread-locality rewrite, as cpu_ref runs it and as Triton's CUDA path does with layouts: a
+        loop-carried reduction keeps lane-wide partials and reduces once after the loop. Lanes come from the
+        descriptor's vector width (PoCL: the CPU's; NVIDIA: 128 bits)."""
+        from triton_backend_sdk.transforms.thread_locality import ThreadLocality
+
+        return [ThreadLocality()]
 
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         from triton_backend_sdk.pipeline import Stage
