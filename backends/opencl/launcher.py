@@ -159,6 +159,7 @@ class Launcher:
             else:
                 values.append(decode(slots, 8 * j))
         scale = cycle_scale(rt) if self.clock_scale else None  # measured on first use, under rt.lock
+        total = grid[0] * grid[1] * grid[2]
         with lk.lock, rt.lock:
             if rt.zero_copy:
                 bufs = [rt.host_buffer(b, max(n, 16)) if n else rt.host_buffer(_dummy(), 16) for b, n, _ in mems]
@@ -167,7 +168,7 @@ class Launcher:
             it = iter(bufs)
             final = [next(it) if v is None else v for v in values]
             if self.global_scratch:
-                final.append(rt.scratch(self.kernel_name, grid[0] * grid[1] * grid[2], self.global_scratch))
+                final.append(rt.scratch(self.kernel_name, total, self.global_scratch))
             if self.asserts:
                 final.append(error_buffer(rt))
             if scale is not None:
@@ -177,7 +178,7 @@ class Launcher:
             lk.kernel.set_args(*final)
             start = time.perf_counter()
             try:
-                last = self._enqueue(rt, lk, grid)
+                last = self._enqueue(rt, lk, grid, total)
                 if rt.zero_copy:
                     last.wait()
             except BaseException:  # KeyboardInterrupt between pieces, or an enqueue refused: let enqueued work end
@@ -192,20 +193,18 @@ class Launcher:
             if not rt.zero_copy:
                 self._copy_out(rt, mems, bufs)
             if self.chunked:
-                total = grid[0] * grid[1] * grid[2]
                 self.seconds_per_program = chunks.measured(self.seconds_per_program, time.perf_counter() - start, total)
             if self.prints:
                 flush_prints()
             if self.asserts:
                 check_asserts(rt, self.kernel_name, self.asserts)
 
-    def _enqueue(self, rt: Any, lk: LoadedKernel, grid: tuple[int, int, int]) -> Any:
+    def _enqueue(self, rt: Any, lk: LoadedKernel, grid: tuple[int, int, int], total: int) -> Any:
         """Enqueue the grid, in one piece or in several (launch_chunks.py; waiting for each but the last, so that
         Ctrl-C is seen between them); returns the last piece's event."""
         import pyopencl as cl
 
         local = (self.local, 1, 1)
-        total = grid[0] * grid[1] * grid[2]
         per_piece = chunks.piece_programs(total, self.seconds_per_program) if self.chunked else None
         if per_piece is None:
             return cl.enqueue_nd_range_kernel(rt.queue, lk.kernel, (grid[0] * self.local, grid[1], grid[2]), local)

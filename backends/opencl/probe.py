@@ -171,7 +171,7 @@ def _launch_once(job: dict, contexts: dict) -> None:
         args.append(cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=np.zeros(8, dtype=np.int32)))
     if job["clock"]:
         args.append(np.uint64(1 << 32))
-    if job.get("chunked"):
+    if job["chunked"]:
         args += [np.int32(1)] * 3  # the grid's size: the one program launched
     kernel.set_args(*args)
     local = int(job["local"])
