@@ -212,8 +212,9 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
         for key in ("passes", "ops", "native", "path"):
             if r.get(key):
                 print(f"{'':29s}{key}: {r[key]}")
-        if r.get("error"):
-            print(f"{'':29s}ERROR: {r['error']}")
+        for key in ("disabled", "warning", "error"):
+            if r.get(key):
+                print(f"{'':29s}{key.upper()}: {r[key]}")
     return failed
 
 

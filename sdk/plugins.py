@@ -29,6 +29,8 @@ from .errors import SDKError
 from .pipeline import Hook, Injection, IRPass, TritonPass, inject, remove_injection
 
 ENTRY_POINT_GROUP = "triton_backend_sdk.plugins"
+#: entry-point names of installed plugins not to load (comma or space separated): a way around a broken one
+DISABLE_VARIABLE = "TRITON_SDK_DISABLE_PLUGINS"
 #: the point where TRITON_PLUGIN_PATHS libraries' passes run
 TTIR_END = "after-pass:ttir.end"
 
@@ -190,8 +192,9 @@ def ensure_loaded() -> None:
         _quiet = True
         try:
             sources = {a.source for a in _ACTIVE.values()}
+            skip = disabled_plugins()
             for ep in entry_points():
-                if describe_source(ep) not in sources:
+                if ep.name not in skip and describe_source(ep) not in sources:
                     activate(load_entry_point(ep), source=describe_source(ep))
             for path in triton_plugin_paths():
                 if path not in _env_injected:
@@ -205,6 +208,11 @@ def ensure_loaded() -> None:
 
 def entry_points() -> list[metadata.EntryPoint]:
     return sorted(metadata.entry_points().select(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+
+
+def disabled_plugins() -> frozenset[str]:
+    """Names in TRITON_SDK_DISABLE_PLUGINS, read where plugins load (the registry, not a compile stage)."""
+    return frozenset(os.environ.get(DISABLE_VARIABLE, "").replace(",", " ").split())
 
 
 def describe_source(ep: metadata.EntryPoint) -> str:
@@ -383,9 +391,18 @@ def describe_all() -> list[dict[str, Any]]:
             row["version"] = str(getattr(cls, "version", row["version"]))
             api = getattr(cls, "sdk_api", None)
             row["api"] = f"{api[0]}-{api[1]}" if api else "not an SDK backend"
+            if api:
+                try:
+                    check_api("backend", ep.name, row["version"], api)
+                except PluginError as e:
+                    row["error"] = str(e)
         rows.append(row)
+    skip = disabled_plugins()
     for ep in entry_points():
         row = {"kind": "plugin", "name": ep.name, "source": describe_source(ep), "version": "?", "api": "?"}
+        if ep.name in skip:
+            rows.append({**row, "disabled": f"not loaded: named in {DISABLE_VARIABLE}"})
+            continue
         try:
             p = load_entry_point(ep)
             row.update(
@@ -413,4 +430,15 @@ def describe_all() -> list[dict[str, Any]]:
         except PluginError as e:
             row["error"] = str(e)
         rows.append(row)
+    for name in sorted(skip - {ep.name for ep in entry_points()}):
+        rows.append(
+            {
+                "kind": "plugin",
+                "name": name,
+                "source": DISABLE_VARIABLE,
+                "version": "-",
+                "api": "-",
+                "warning": f"{DISABLE_VARIABLE} names {name!r}, which no installed plugin entry point is called",
+            }
+        )
     return rows

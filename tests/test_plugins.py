@@ -329,6 +329,47 @@ def test_incompatible_entry_point_plugin_fails_the_compile_naming_versions(
     assert "ERROR: plugin 'tsdk_ep_old' 2.5 supports SDK API version 0" in capsys.readouterr().out
 
 
+def test_a_broken_installed_plugin_can_be_disabled(tmp_path, monkeypatch, fresh_registry, capsys):
+    """A plugin whose import fails stops every SDK compile (named); TRITON_SDK_DISABLE_PLUGINS leaves it unloaded."""
+    monkeypatch.syspath_prepend(_fake_dist(tmp_path, "tsdk_ep_broken", (1, 1)))
+    (tmp_path / "tsdk_ep_broken_mod.py").write_text("raise ImportError('vendor library missing')\n")
+    with pytest.raises(PluginError, match=r"tsdk_ep_broken = tsdk_ep_broken_mod:make failed to import.*vendor"):
+        triton.compile(_add_src(128), target=triton_backend_sdk.target("cpu_ref"))
+    assert cli.main(["plugins"]) == 1
+    monkeypatch.setenv(plugins.DISABLE_VARIABLE, "tsdk_nothing, tsdk_ep_broken")
+    n = 90
+    x, y = torch.rand(n), torch.rand(n)
+    out = torch.empty_like(x)
+    triton.compile(_add_src(128), target=triton_backend_sdk.target("cpu_ref"))[(1, 1, 1)](x, y, out, n, 128)
+    torch.testing.assert_close(out, x + y)
+    assert "tsdk_ep_broken" not in {a.plugin.name for a in plugins.active_plugins()}
+    capsys.readouterr()
+    assert cli.main(["plugins"]) == 0
+    listing = capsys.readouterr().out
+    assert "DISABLED: not loaded: named in TRITON_SDK_DISABLE_PLUGINS" in listing
+    assert "WARNING: TRITON_SDK_DISABLE_PLUGINS names 'tsdk_nothing', which no installed plugin" in listing
+
+
+def test_plugins_listing_flags_a_backend_for_another_sdk_api(tmp_path, monkeypatch, capsys):
+    """An installed backend written for an SDK API this SDK does not provide is an error line and exit 1."""
+    from triton.backends import Backend, backends
+    from triton_backend_sdk.backends.cpu_ref import compiler as cpu_ref
+    from triton_backend_sdk.backends.cpu_ref import driver as cpu_ref_driver
+
+    class FutureBackend(cpu_ref.CPURefBackend):
+        sdk_api = (3, 4)
+
+    dist = tmp_path / "tsdk_future_backend-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tsdk_future_backend\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[triton.backends]\ntsdk_future = tsdk_future_mod\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(backends, "tsdk_future", Backend(compiler=FutureBackend, driver=cpu_ref_driver.CPURefDriver))
+    assert cli.main(["plugins"]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if "ERROR: backend 'tsdk_future'" in x)
+    assert "supports SDK API version 3..4" in line and "provides API version 1" in line
+
+
 # ---- cache identity ------------------------------------------------------------------------------------------------
 
 
