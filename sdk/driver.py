@@ -208,7 +208,17 @@ class SDKDriver(DriverBase):
 
     @functools.cache  # noqa: B019 - drivers are process singletons
     def descriptor(self) -> TargetDescriptor:
-        return self.compiler_class().describe(None)
+        """The compiler class's descriptor, refused unless it is this driver's backend: a vendor driver derived from
+        cpu_ref's that kept cpu_ref's `compiler_class` would compile (and run) every kernel as cpu_ref, never
+        running the vendor's passes or rules, and say nothing."""
+        cls = self.compiler_class()
+        if getattr(cls, "name", None) != self.backend_name:
+            raise ToolError(
+                f"driver {type(self).__qualname__} is for backend {self.backend_name!r}, but its compiler_class() is "
+                f"{cls.__module__}.{cls.__qualname__}, backend {getattr(cls, 'name', None)!r}; kernels would compile "
+                f"as that backend: override compiler_class() to return the {self.backend_name!r} TargetBackend"
+            )
+        return cls.describe(None)
 
     def get_current_target(self) -> Any:
         return self.descriptor().gpu_target()
@@ -233,7 +243,8 @@ class SDKDriver(DriverBase):
         return HostDeviceInterface
 
     def get_benchmarker(self) -> Any:
-        from triton.testing import do_bench
+        """What autotune times configs with: a sample sized by its spread (sdk/benchmarking.py)."""
+        from .benchmarking import do_bench
 
         return do_bench
 

@@ -137,3 +137,15 @@ def test_kernel_of_another_backend_is_refused_by_name(tmp_path):
             fresh[(1, 1, 1)](x, x, out, 64, 64)
     finally:
         driver.set_active(previous)
+
+
+def test_a_driver_whose_compiler_class_is_another_backend_is_refused():
+    """The vendor guide's step 5 without `compiler_class()`: the driver ran every kernel as cpu_ref, silently."""
+    from triton_backend_sdk.errors import ToolError
+
+    class AcmeDriver(CPURefDriver):
+        backend_name = "tsdk_acme"
+
+    with pytest.raises(ToolError, match=r"AcmeDriver is for backend 'tsdk_acme'.*CPURefBackend, backend 'cpu_ref'"):
+        AcmeDriver().get_current_target()
+    assert CPURefDriver().get_current_target().backend == "cpu_ref"
