@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,4 +64,104 @@ def clear(buffer: Any) -> None:
     ctypes.memset(buffer.data_ptr(), 0, buffer.numel() * buffer.element_size())
 
 
-__all__ = ["DEFAULT_FLUSH_BYTES", "clear", "flush_buffer", "flush_bytes", "last_level_cache_bytes"]
+#: samples taken however long a call takes (the median of fewer is one outlier away from another winner)
+MIN_SAMPLES = 5
+#: sampling goes on past `rep` while the median's 95% interval is wider than this fraction of the median...
+TARGET_SPREAD = 0.02
+#: ...up to this multiple of `rep`
+MAX_REP_FACTOR = 10
+
+
+def median_interval(times: Sequence[float]) -> tuple[float, float]:
+    """A distribution-free 95% confidence interval of the median: the order statistics n/2 -+ 0.98 sqrt(n)."""
+    ordered = sorted(times)
+    n = len(ordered)
+    half = 0.98 * math.sqrt(n)
+    return ordered[max(0, math.floor(n / 2 - half))], ordered[min(n - 1, math.ceil(n / 2 + half))]
+
+
+def settled(times: Sequence[float]) -> bool:
+    lo, hi = median_interval(times)
+    return len(times) >= MIN_SAMPLES and hi - lo <= TARGET_SPREAD * statistics.median(times)
+
+
+def quantile(times: Sequence[float], q: float) -> float:
+    """Linear interpolation between order statistics, as `triton.testing.do_bench` computes its quantiles."""
+    if not 0 <= q <= 1:
+        raise ValueError(f"quantile {q} is outside [0, 1]")
+    ordered = sorted(times)
+    point = q * (len(ordered) - 1)
+    lower, upper = math.floor(point), math.ceil(point)
+    return ordered[lower] + (point - lower) * (ordered[upper] - ordered[lower])
+
+
+def summarize(times: list[float], quantiles: Sequence[float] | None, return_mode: str) -> Any:
+    if quantiles is not None:
+        out = [quantile(times, q) for q in quantiles]
+        return out[0] if len(out) == 1 else out
+    reducers: dict[str, Callable[[list[float]], Any]] = {
+        "all": list,
+        "min": min,
+        "max": max,
+        "mean": statistics.mean,
+        "median": statistics.median,
+    }
+    if return_mode not in reducers:
+        raise ValueError(f"return_mode {return_mode!r} is not one of {sorted(reducers)}")
+    return reducers[return_mode](times)
+
+
+def do_bench(
+    fn: Callable[[], Any],
+    warmup: float = 25,
+    rep: float = 100,
+    grad_to_none: Sequence[Any] | None = None,
+    quantiles: Sequence[float] | None = None,
+    return_mode: str = "mean",
+) -> Any:
+    """`triton.testing.do_bench` for synchronous host-driven devices (what `get_benchmarker` gives autotune).
+
+    The same contract (milliseconds; quantiles or `return_mode`), but the sample is sized by its spread, not by
+    `rep` alone: the device shares its cores with the host, so a run's time varies with what else runs, and the
+    median of the 7 runs `rep / estimate` gives for a 14 ms kernel moved 2x between processes on PoCL. Sampling
+    stops once the median's 95% interval is within 2% of it (at least 5 runs, at most `10 * rep`). Each run is
+    timed alone, after a cache flush, with the host clock (the launch returns when the work is done).
+    """
+    from triton.runtime import driver
+
+    active = driver.active
+    fn()
+    cache = active.get_empty_cache_for_benchmark()
+
+    def timed() -> float:
+        if grad_to_none is not None:
+            for x in grad_to_none:
+                x.grad = None
+        active.clear_cache(cache)
+        start = time.perf_counter()
+        fn()
+        return (time.perf_counter() - start) * 1e3
+
+    deadline = time.perf_counter() + warmup / 1e3
+    while time.perf_counter() < deadline:
+        fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while True:
+        times.append(timed())
+        spent = (time.perf_counter() - start) * 1e3
+        if len(times) >= MIN_SAMPLES and spent >= rep and (settled(times) or spent >= MAX_REP_FACTOR * rep):
+            break
+    return summarize(times, quantiles, return_mode)
+
+
+__all__ = [
+    "DEFAULT_FLUSH_BYTES",
+    "clear",
+    "do_bench",
+    "flush_buffer",
+    "flush_bytes",
+    "last_level_cache_bytes",
+    "median_interval",
+    "summarize",
+]

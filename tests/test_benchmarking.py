@@ -1,12 +1,26 @@
 """do_bench/autotune on SDK drivers: the cache flush is sized to the host's last-level cache and costs one memset, so
-`triton.testing.do_bench` takes a real sample (it sizes the sample by an estimate that includes the flush)."""
+`triton.testing.do_bench` takes a real sample (it sizes the sample by an estimate that includes the flush); autotune's
+benchmarker samples until the median is settled."""
 
 from __future__ import annotations
 
+import random
+import statistics
+import time
+
+import pytest
 import torch
 import triton
 from triton.runtime import driver
-from triton_backend_sdk.benchmarking import DEFAULT_FLUSH_BYTES, clear, flush_bytes, last_level_cache_bytes
+from triton_backend_sdk import benchmarking
+from triton_backend_sdk.benchmarking import (
+    DEFAULT_FLUSH_BYTES,
+    clear,
+    flush_bytes,
+    last_level_cache_bytes,
+    median_interval,
+    summarize,
+)
 from triton_backend_sdk.demo import add_kernel
 
 
@@ -44,3 +58,38 @@ def test_do_bench_takes_a_real_sample(backend):
     torch.testing.assert_close(out, x + y)
     # a 64 MiB torch.zero_ per round (18-27 ms on a loaded 2-core host) left 3-5 samples in do_bench's 100 ms
     assert len(times) >= 10, len(times)
+
+
+def test_median_interval_and_quantiles_match_triton():
+    times = [float(x) for x in torch.randperm(101)]
+    lo, hi = median_interval(times)
+    assert lo < 50 < hi and hi - lo <= 2 * 0.98 * 101**0.5 + 2
+    from triton.testing import _quantile
+
+    assert summarize(times, (0.5, 0.2, 0.8), "mean") == _quantile(times, (0.5, 0.2, 0.8))
+    assert summarize(times, (0.5,), "mean") == 50.0
+    assert summarize(times, None, "min") == 0.0 and summarize(times, None, "all") == times
+    with pytest.raises(ValueError, match="return_mode 'p99'"):
+        summarize(times, None, "p99")
+
+
+def test_autotune_benchmarks_with_the_sdk_sampler(backend):
+    assert driver.active.get_benchmarker() is benchmarking.do_bench
+
+
+def test_do_bench_samples_longer_while_the_median_is_uncertain(backend, monkeypatch):
+    """A steady run stops at `rep`; one whose times spread 1-4 ms keeps sampling (to 10x `rep`), where Triton's
+    do_bench would take rep / estimate samples whatever the spread. (The flush is left out of the synthetic runs:
+    its time counts against the budget and varies with the host's load.)"""
+    rng = random.Random(7)
+    with monkeypatch.context() as m:
+        m.setattr(driver.active, "clear_cache", lambda cache: None)
+        steady = benchmarking.do_bench(lambda: time.sleep(0.002), rep=20, return_mode="all")
+        noisy = benchmarking.do_bench(lambda: time.sleep(rng.uniform(0.001, 0.004)), rep=20, return_mode="all")
+    assert len(steady) >= benchmarking.MIN_SAMPLES and sum(steady) >= 20 and min(steady) >= 2.0
+    assert sum(noisy) >= 100 and len(noisy) > 3 * 20 / statistics.median(noisy), len(noisy)
+    n = 4096
+    x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
+    ms = benchmarking.do_bench(lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024), quantiles=(0.5, 0.2, 0.8))
+    torch.testing.assert_close(out, x + y)
+    assert len(ms) == 3 and ms[1] <= ms[0] <= ms[2]
