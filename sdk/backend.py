@@ -70,6 +70,14 @@ class TargetBackend(BaseBackend):
     options_cls: ClassVar[type[Options]] = Options
     #: inclusive range of SDK API versions (`triton_backend_sdk.API_VERSION`) this backend was written for
     sdk_api: ClassVar[tuple[int, int]] = (1, 1)
+    #: what each stage takes and gives, in pipeline order (sdk/pipeline.py: "triton-mlir", "ir", or an opaque name
+    #: such as "llvm-ir"): where an injected IR pass can run, checked when it is injected; a subclass adds its
+    #: code-generation stages
+    stage_forms: ClassVar[dict[str, tuple[str, str]]] = {
+        "ttir": ("triton-mlir", "triton-mlir"),
+        "ttgir": ("ir", "ir"),
+        "sdkir": ("ir", "ir"),
+    }
 
     def __init__(self, target: GPUTarget) -> None:
         from .plugins import check_api, ensure_loaded
@@ -190,7 +198,8 @@ class TargetBackend(BaseBackend):
                 Stage("ttgir", lambda src, md: self.make_ttgir(src, md, state, options)),
                 Stage("sdkir", lambda src, md: self.make_sdkir(src, md, state, options)),
                 *self.codegen_stages(state, options),
-            ]
+            ],
+            self.stage_forms,
         )
 
     def ttir_pass_table(self, options: Options) -> list[tuple[str, Any]]:

@@ -206,15 +206,86 @@ class Injection:
     item: Hook | IRPass
     #: backend names this applies to; empty: every SDK backend
     backends: tuple[str, ...] = ()
+    #: who injected it (a plugin's name and version), for errors
+    origin: str = ""
 
     def applies_to(self, backend: str) -> bool:
         return not self.backends or backend in self.backends
+
+    def describe(self) -> str:
+        return f"injection at {self.point!r}" + (f" by {self.origin}" if self.origin else "")
+
+
+#: what crosses a stage boundary, as `TargetBackend.stage_forms` names it: Triton's MLIR module (the TTIR stage's
+#: input and output) or IR text the SDK reads (TTIR / SDK IR); any other name (LLVM IR, OpenCL C, a binary) is opaque
+TRITON_MLIR = "triton-mlir"
+IR = "ir"
+
+
+def ir_pass_stage_points(forms: dict[str, tuple[str, str]]) -> list[str]:
+    """The stage points where an SDK IR pass can run: it reads the value there as IR and hands on IR text, so the
+    value must be IR (or Triton's module) and what consumes it must take IR text."""
+    names = list(forms)
+    points = [f"before:{n}" for n in names if forms[n][0] == IR]
+    for i, n in enumerate(names[:-1]):
+        if forms[n][1] in (IR, TRITON_MLIR) and forms[names[i + 1]][0] == IR:
+            points.append(f"after:{n}")
+    return sorted(points, key=lambda pt: (names.index(pt.partition(":")[2]), not pt.startswith("before")))
+
+
+def stage_point_problem(point: str, item: Any, forms: dict[str, tuple[str, str]]) -> str | None:
+    """Why `item` cannot run at stage point `point` of a pipeline with these stage forms, or None."""
+    kind, _, anchor = point.partition(":")
+    if kind.endswith("-pass"):
+        return None
+    if anchor not in forms:
+        return f"no stage {anchor!r} (stages: {list(forms)})"
+    if isinstance(item, IRPass) and point not in (valid := ir_pass_stage_points(forms)):
+        takes, gives = forms[anchor]
+        there = takes if kind == "before" else gives
+        return (
+            f"an SDK IR pass cannot run at {point!r} (the value there is {there}, or the next stage does not take IR "
+            f"text); its stage points are {valid}, its pass points before-pass:/after-pass:<pass>; a hook "
+            f"(src, metadata) -> src can run at any stage point"
+        )
+    return None
+
+
+def sdk_backend_classes() -> dict[str, type]:
+    """The registered Triton backends that are SDK backends, by name (their classes; nothing is instantiated)."""
+    from triton.backends import backends
+
+    from .backend import TargetBackend
+
+    return {
+        n: b.compiler
+        for n, b in backends.items()
+        if isinstance(b.compiler, type) and issubclass(b.compiler, TargetBackend)
+    }
+
+
+def check_stage_point(point: str, item: Any, backends: tuple[str, ...]) -> None:
+    """Refuse, at inject time, a stage point that a registered SDK backend it applies to lacks or where the item
+    cannot run (an IR pass on LLVM IR or OpenCL C): before, such an injection broke each compile of the backend that
+    lacked the stage with a KeyError naming no plugin, or ran a pass on text it could not read."""
+    classes = sdk_backend_classes()
+    bad = {}
+    for name in backends or tuple(classes):
+        if name in classes:
+            problem = stage_point_problem(point, item, classes[name].stage_forms)
+            if problem:
+                bad[name] = problem
+    if bad:
+        hint = "" if backends else "; inject with backends=(...) naming the backends that have the point"
+        raise ValueError(f"injection at {point!r}: " + "; ".join(f"{n}: {p}" for n, p in bad.items()) + hint)
 
 
 _INJECTIONS: list[Injection] = []
 
 
-def inject(point: str, item: Hook | IRPass | TritonPass, backends: tuple[str, ...] | str = ()) -> Injection:
+def inject(
+    point: str, item: Hook | IRPass | TritonPass, backends: tuple[str, ...] | str = (), origin: str = ""
+) -> Injection:
     """Add a hook or a pass at a named point of every (or the named) SDK backend's pipeline, for later compiles.
 
     Points: `before:<stage>`, `after:<stage>`, `before-pass:<pass>`, `after-pass:<pass>`; a `TritonPass` goes only at
@@ -234,7 +305,9 @@ def inject(point: str, item: Hook | IRPass | TritonPass, backends: tuple[str, ..
         raise TypeError(f"only an IRPass or a TritonPass can be injected at {point!r}, got {item!r}")
     elif anchor.startswith(TTIR_PREFIX) and kind.endswith("-pass"):
         raise TypeError(f"{point!r} is a point between Triton C++ passes: inject a TritonPass there, not {item!r}")
-    inj = Injection(point, item, (backends,) if isinstance(backends, str) else tuple(backends))
+    names = (backends,) if isinstance(backends, str) else tuple(backends)
+    check_stage_point(point, item, names)
+    inj = Injection(point, item, names, origin)
     _INJECTIONS.append(inj)
     _changed()
     return inj
@@ -349,8 +422,10 @@ def triton_passes_at(injections: list[Injection], point: str) -> list[TritonPass
 class Pipeline:
     """An ordered list of named stages that a backend builds once per compile and installs into Triton's dict."""
 
-    def __init__(self, stages: list[Stage]) -> None:
+    def __init__(self, stages: list[Stage], forms: dict[str, tuple[str, str]] | None = None) -> None:
         self.stages = list(stages)
+        #: (takes, gives) of each stage by name (`TargetBackend.stage_forms`)
+        self.forms = dict(forms or {})
 
     def names(self) -> list[str]:
         return [s.name for s in self.stages]
@@ -377,12 +452,15 @@ class Pipeline:
         run_ir_pass: Callable[[IRPass, Any, dict], Any],
         dump_dir: str | None,
     ) -> None:
-        """Fill Triton's `stages` dict, wrapping each stage with its injection points and the stage dump."""
-        known = set(self.names())
+        """Fill Triton's `stages` dict, wrapping each stage with its injection points and the stage dump.
+
+        The injections are checked against this compile's stages (a backend may add stages; one it does not declare
+        in `stage_forms` is opaque: hooks only)."""
+        forms = {n: self.forms.get(n, ("?", "?")) for n in self.names()}
         for inj in injections:
-            kind, _, anchor = inj.point.partition(":")
-            if not kind.endswith("-pass") and anchor not in known:
-                raise KeyError(f"injection at {inj.point!r}: no stage {anchor!r}; stages are {self.names()}")
+            problem = stage_point_problem(inj.point, inj.item, forms)
+            if problem:
+                raise KeyError(f"{inj.describe()}: {problem}")
         for index, stage in enumerate(self.stages):
             stages[stage.name] = _wrap(index, stage, injections, run_ir_pass, dump_dir)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from . import API_VERSION, __version__
 from .errors import SDKError
-from .pipeline import Hook, Injection, IRPass, TritonPass, inject, remove_injection
+from .pipeline import Hook, Injection, IRPass, TritonPass, check_stage_point, inject, remove_injection
 
 ENTRY_POINT_GROUP = "triton_backend_sdk.plugins"
 #: entry-point names of installed plugins not to load (comma or space separated): a way around a broken one
@@ -105,6 +105,11 @@ def activate(plugin: Plugin, source: str = "python") -> Active:
 
 def _activate(plugin: Plugin, source: str) -> Active:
     check_api("plugin", plugin.name, plugin.version, plugin.api)
+    for point, item in plugin.passes:  # before any of its code runs
+        try:
+            check_stage_point(point, item, plugin.backends)
+        except ValueError as e:
+            raise PluginError(f"plugin {plugin.name!r} {plugin.version} ({source}): {e}") from e
     if plugin.name in _ACTIVE:
         other = _ACTIVE[plugin.name]
         raise PluginError(
@@ -122,7 +127,7 @@ def _activate(plugin: Plugin, source: str) -> Active:
     active = Active(plugin, source, natives=natives)
     try:
         for point, item in plugin.passes:
-            active.injections.append(inject(point, item, plugin.backends))
+            active.injections.append(inject(point, item, plugin.backends, f"plugin {plugin.name!r} {plugin.version}"))
     except Exception:
         for inj in active.injections:
             remove_injection(inj)

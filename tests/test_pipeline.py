@@ -11,10 +11,11 @@ import triton.language as tl
 import triton_backend_sdk
 from triton import knobs
 from triton.compiler import ASTSource
-from triton_backend_sdk import cli
+from triton_backend_sdk import cli, plugins
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Module
-from triton_backend_sdk.pipeline import IRPass, PassContext, inject, remove_injection
+from triton_backend_sdk.pipeline import IRPass, PassContext, inject, injections_for, remove_injection
+from triton_backend_sdk.plugins import Plugin, PluginError
 
 
 @triton.jit
@@ -132,12 +133,44 @@ def test_injected_ir_pass_changes_the_kernel_and_the_cache_key(backend, point, r
 def test_unknown_injection_point_is_an_error(backend):
     with pytest.raises(ValueError, match="injection point"):
         inject("sometime:sdkir", AddToSub())
-    inj = inject("after:nonexistent", lambda src, md: src, backends=backend)
-    try:
-        with pytest.raises(KeyError, match="nonexistent"):
-            triton.compile(_src(512), target=triton_backend_sdk.target(backend))
-    finally:
-        remove_injection(inj)
+    with pytest.raises(ValueError, match=r"after:nonexistent.*no stage 'nonexistent' \(stages: \['ttir'"):
+        inject("after:nonexistent", lambda src, md: src, backends=backend)
+
+
+CODEGEN = {"cpu_ref": ("llir", "obj"), "opencl": ("cl", "clbin")}
+
+
+@pytest.mark.parametrize("where", ["before:ttir", "after:first-codegen", "before:last-codegen", "after:last-codegen"])
+def test_an_ir_pass_at_a_stage_point_it_cannot_read_is_refused_at_inject(backend, where):
+    """An SDK IR pass at before:ttir got Triton's frontend module back as text (AttributeError inside make_ttir); at
+    after:llir / after:cl it was handed LLVM IR / OpenCL C (a parse error). Both now fail at inject, naming the
+    points where it can run."""
+    first, last = CODEGEN[backend]
+    point = where.replace("first-codegen", first).replace("last-codegen", last)
+    with pytest.raises(ValueError, match=r"an SDK IR pass cannot run at .*its stage points are \['after:ttir'"):
+        inject(point, AddToSub(), backends=backend)
+    assert not [i for i in injections_for(backend) if i.point == point]
+
+
+def test_a_stage_point_only_some_backends_have_needs_backends():
+    """A hook at before:llir for every backend broke every opencl compile (KeyError, no plugin named)."""
+    with pytest.raises(ValueError, match=r"before:llir.*opencl: no stage 'llir'.*inject with backends="):
+        inject("before:llir", lambda src, md: None)
+    remove_injection(inject("before:llir", lambda src, md: None, backends="cpu_ref"))
+
+
+def test_a_plugin_at_a_point_it_cannot_use_is_refused_before_its_code_runs():
+    ran = []
+    bad = Plugin(
+        "tsdk_bad_point",
+        "1.0",
+        passes=(("after:llir", AddToSub()),),
+        backends=("cpu_ref",),
+        setup=lambda: ran.append(1),
+    )
+    with pytest.raises(PluginError, match=r"plugin 'tsdk_bad_point' 1\.0 .*an SDK IR pass cannot run at 'after:llir'"):
+        plugins.activate(bad)
+    assert ran == [] and "tsdk_bad_point" not in {a.plugin.name for a in plugins.active_plugins()}
 
 
 @pytest.mark.parametrize("point", ["before-pass:int-semantic", "after-pass:mathlibrary"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
@@ -92,6 +92,12 @@ class CPURefBackend(TargetBackend):
             if is_ttgir(src):
                 src = to_ttir(src)
         return super().make_sdkir(src, metadata, state, options)
+
+    stage_forms: ClassVar[dict[str, tuple[str, str]]] = {
+        **TargetBackend.stage_forms,
+        "llir": ("ir", "llvm-ir"),
+        "obj": ("llvm-ir", "object"),
+    }
 
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         from triton_backend_sdk.pipeline import Stage

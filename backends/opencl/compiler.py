@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from triton.backends.compiler import GPUTarget
 from triton_backend_sdk import __version__
@@ -79,6 +79,12 @@ class OpenCLBackend(TargetBackend):
         from triton_backend_sdk.transforms.thread_locality import ThreadLocality
 
         return [ThreadLocality()]
+
+    stage_forms: ClassVar[dict[str, tuple[str, str]]] = {
+        **TargetBackend.stage_forms,
+        "cl": ("ir", "opencl-c"),
+        "clbin": ("opencl-c", "opencl-binary"),
+    }
 
     def codegen_stages(self, state: CompileState, options: Options) -> list[Stage]:
         from triton_backend_sdk.pipeline import Stage
