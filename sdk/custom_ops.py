@@ -132,8 +132,14 @@ def find_lowering(op_cls: type[Op], backends: list[str]) -> Callable[..., Any] |
 
 
 def identity() -> str:
-    """Custom ops and the backends each can be lowered on (part of the cache key)."""
-    return ";".join(f"{n}:{sorted(c.signatures.items())}:{sorted(c.lowerings)}" for n, c in sorted(_CUSTOM.items()))
+    """Custom ops, their signatures and each lowering's code (sdk/code_identity.py: the lowering's module and what
+    it imports, so editing a helper the rule calls recompiles), part of the cache key."""
+    from .code_identity import code_identity
+
+    def lowerings(c: type[CustomOp]) -> str:
+        return ",".join(f"{b}={code_identity(fn)}" for b, fn in sorted(c.lowerings.items()))
+
+    return ";".join(f"{n}:{sorted(c.signatures.items())}:[{lowerings(c)}]" for n, c in sorted(_CUSTOM.items()))
 
 
 class MaterializeCustomOps(IRPass):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-import hashlib
 import inspect
 import os
 from collections.abc import Callable
@@ -338,33 +337,16 @@ def injection_identity(backend: str) -> str:
 
 
 def _identity(item: Any) -> str:
-    """Who the item is, with what options, and a digest of the file that defines it (an edited pass recompiles)."""
+    """Who the item is, with what options, and the code it runs: its module and every module that imports, its
+    plain captured values and its `cache_key()` (sdk/code_identity.py), so an edited pass or helper recompiles."""
+    from .code_identity import code_identity
+
     if isinstance(item, TritonPass):
         return item.identity()
     if isinstance(item, IRPass):
-        cls = type(item)
         state = repr(item) if dataclasses.is_dataclass(item) or hasattr(item, "opts") else getattr(item, "__dict__", "")
-        return f"{cls.__module__}.{cls.__qualname__}:{item.name}:{state}@{_source_digest(cls)}"
-    return f"{getattr(item, '__module__', '')}.{getattr(item, '__qualname__', repr(item))}@{_source_digest(item)}"
-
-
-def _source_digest(obj: Any) -> str:
-    fn = getattr(obj, "function", obj)
-    try:
-        path = inspect.getsourcefile(fn)
-    except TypeError:
-        path = None
-    return _file_digest_cached(path) if path else "?"
-
-
-@functools.cache
-def _file_digest_cached(path: str) -> str:
-    """Once per file per process: a compile must not re-read sources on every launch."""
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()[:16]
-    except OSError:
-        return "?"
+        return f"{item.name}:{state}:{code_identity(item)}"
+    return code_identity(item)
 
 
 @dataclass

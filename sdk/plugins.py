@@ -15,7 +15,6 @@ running the code compiled without it.
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import sys
 import threading
@@ -85,7 +84,7 @@ class Active:
 
     def identity(self) -> str:
         p = self.plugin
-        py = _module_digest(p.module)
+        py = _module_digest(p.module)  # the module's import closure (sdk/code_identity.py)
         nat = ",".join(n.identity() for n in self.natives)
         ops = ",".join(sorted(getattr(getattr(o, "op", o), "name", str(o)) for o in p.ops))
         return f"{p.name}@{p.version}[api {p.api[0]}-{p.api[1]}; py {py}; ops {ops}; native {nat}]"
@@ -354,12 +353,12 @@ def _file_digest(path: str, size: int, mtime: int) -> str:
 
 
 def _module_digest(module: str) -> str:
-    mod = sys.modules.get(module)
-    try:
-        path = inspect.getsourcefile(mod) if mod is not None else None
-    except TypeError:
-        path = None
-    return file_digest(path) if path and os.path.exists(path) else "?"
+    import hashlib
+
+    from .code_identity import module_closure
+
+    closure = module_closure(module)
+    return hashlib.sha256(repr(closure).encode()).hexdigest()[:16] if closure else "?"
 
 
 def include_dir() -> str:
