@@ -544,3 +544,34 @@ def test_plugins_cli_lists_triton_plugin_paths(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "libTritonPluginsTestLib.so" in out and "after-pass:ttir.end add_plugin" in out
     assert "ERROR: Triton plugin library '/nonexistent/libnope.so': no such file" in out
+
+
+@needs_triton_plugin
+def test_pocl_after_a_triton_plugin_library_is_a_named_refusal_not_an_abort():
+    """Loading a Triton C++ plugin library first and starting PoCL second aborted the process (LLVM ERROR: Option
+    'default' already exists!, rc 134); the opencl runtime now refuses before the ICD loader starts PoCL. The other
+    order (PoCL first) keeps working."""
+    from triton_backend_sdk.backends.opencl import runtime
+
+    if not runtime.pocl_icds():
+        pytest.skip("no PoCL ICD installed: the clash is PoCL's")
+    first_plugin = textwrap.dedent(f"""
+        from triton_backend_sdk import plugins
+        from triton_backend_sdk.backends.opencl import runtime
+        plugins.triton_library_passes({TRITON_TEST_PLUGIN!r})
+        try:
+            runtime.all_devices()
+        except runtime.DeviceError as e:
+            print("REFUSED", e)  # names the libraries: starting PoCL now would abort the process
+    """)
+    first_pocl = textwrap.dedent(f"""
+        from triton_backend_sdk import plugins
+        from triton_backend_sdk.backends.opencl import runtime
+        print(len(runtime.all_devices()) > 0, plugins.triton_library_passes({TRITON_TEST_PLUGIN!r}))
+    """)
+    for script, want in (
+        (first_plugin, "starting PoCL"),
+        (first_pocl, "True ['add_plugin']"),
+    ):
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+        assert r.returncode == 0 and want in r.stdout, (r.returncode, r.stdout, r.stderr[-2000:])

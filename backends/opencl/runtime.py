@@ -53,6 +53,7 @@ def all_devices() -> tuple[Any, ...]:
     handlers (sdk/signals.py): the process's own are put back."""
     with kept_signal_handlers():
         pyopencl = cl()
+        refuse_pocl_after_triton_plugins()
         try:
             platforms = pyopencl.get_platforms()
         except pyopencl.LogicError as e:  # no ICD installed
@@ -227,8 +228,56 @@ def _triton_plugin_libraries() -> list[str]:
     """Triton C++ plugin libraries this process has loaded (through the SDK or TRITON_PLUGIN_PATHS)."""
     mod = sys.modules.get("triton_backend_sdk.plugins")
     libs = list(getattr(mod, "_TRITON_LIBS", {}) or {})
-    env = os.environ.get("TRITON_PLUGIN_PATHS")
-    return libs + ([env] if env else [])
+    env = [p for p in os.environ.get("TRITON_PLUGIN_PATHS", "").split(os.pathsep) if p]
+    return libs + [p for p in env if p not in libs]
+
+
+def _mapped_files() -> set[str]:
+    try:
+        with open("/proc/self/maps") as f:
+            return {line.split(None, 5)[5].strip() for line in f if len(line.split(None, 5)) == 6}
+    except OSError:
+        return set()
+
+
+def pocl_icds() -> list[str]:
+    """The OpenCL ICD files (OCL_ICD_VENDORS, else /etc/OpenCL/vendors) that name PoCL's library."""
+    where = os.environ.get("OCL_ICD_VENDORS", "/etc/OpenCL/vendors")
+    files = (
+        [where]
+        if os.path.isfile(where)
+        else [os.path.join(where, f) for f in sorted(os.listdir(where))]
+        if os.path.isdir(where)
+        else []
+    )
+    out = []
+    for path in files:
+        try:
+            with open(path) as f:
+                if "pocl" in f.read().lower():
+                    out.append(path)
+        except OSError:
+            continue
+    return out
+
+
+def refuse_pocl_after_triton_plugins() -> None:
+    """Starting PoCL in a process that has already mapped a Triton C++ plugin library aborts it (`LLVM ERROR: Option
+    'default' already exists!`: the plugin's LLVM, in the global symbol scope, meets PoCL's registering its options);
+    the other order works. So before the ICD loader starts the drivers: refuse, naming the libraries, where PoCL is
+    installed, not yet loaded, and a plugin library is."""
+    mapped = _mapped_files()
+    loaded = [p for p in _triton_plugin_libraries() if os.path.realpath(p) in mapped]
+    if not loaded or any("libpocl" in os.path.basename(m) for m in mapped):
+        return
+    icds = pocl_icds()
+    if icds:
+        raise DeviceError(
+            f"[opencl] this process loaded Triton C++ plugin libraries ({', '.join(loaded)}) before starting OpenCL; "
+            f"starting PoCL ({icds[0]}) now would abort the process (its LLVM and the plugin's clash). Use opencl "
+            f"first (triton_backend_sdk.use('opencl') or `triton-sdk devices` before the plugin loads), or run the "
+            f"plugin in another process"
+        )
 
 
 def is_pocl(dev: Any) -> bool:
