@@ -283,6 +283,10 @@ class TargetBackend(BaseBackend):
         from .custom_ops import MaterializeCustomOps
 
         check_dtypes(module, self.descriptor)
+        from .analysis.native_calls import check_native_calls
+        from .plugins import native_signatures
+
+        check_native_calls(module, self.name, native_signatures())
 
         injections = injections_for(self.name)
         manager = PassManager([MaterializeCustomOps(), *self.legalize_passes(options), *self.ir_passes(options)])

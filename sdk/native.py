@@ -10,6 +10,7 @@ import atexit
 import ctypes
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 
 from .errors import SDKError
@@ -41,6 +42,7 @@ class _PluginV1(ctypes.Structure):
         ("symbols", ctypes.POINTER(_Symbol)),
         ("init", ctypes.c_void_p),
         ("teardown", ctypes.c_void_p),
+        ("signatures", ctypes.POINTER(ctypes.c_char_p)),  # appended: read only within struct_size
     ]
 
 
@@ -58,6 +60,8 @@ class NativePlugin:
     digest: str
     symbols: dict[str, int] = field(default_factory=dict)
     handle: ctypes.CDLL | None = field(default=None, repr=False)
+    #: symbol -> (result, arguments) as IR element types (f32, i32, ...), where the library declares them
+    signatures: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     #: the descriptor's init and teardown (0: none); init runs once, after every check of the library passed
     init: int = field(default=0, repr=False)
     teardown: int = field(default=0, repr=False)
@@ -139,6 +143,15 @@ def open_native(path: str) -> NativePlugin:
             )
         symbols[sym] = int(s.address)
     has = desc.struct_size >= _PluginV1.teardown.offset + ctypes.sizeof(ctypes.c_void_p)
+    signatures: dict[str, tuple[str, tuple[str, ...]]] = {}
+    if desc.struct_size >= _PluginV1.signatures.offset + ctypes.sizeof(ctypes.c_void_p) and desc.signatures:
+        for i, sym in enumerate(symbols):
+            text = desc.signatures[i]
+            if text:
+                try:
+                    signatures[sym] = parse_signature(text.decode())
+                except ValueError as e:
+                    raise NativePluginError(f"native plugin {name} ({path}): symbol {sym!r}: {e}") from None
     plugin = NativePlugin(
         path,
         name,
@@ -149,9 +162,30 @@ def open_native(path: str) -> NativePlugin:
         lib,
         init=int(desc.init or 0) if has else 0,
         teardown=int(desc.teardown or 0) if has else 0,
+        signatures=signatures,
     )
     _LOADED[path] = plugin
     return plugin
+
+
+#: C scalar types of plugin.h rule 4 -> the IR element type a kernel's extern_elementwise call has (signless ints)
+C_TYPES = {
+    "float": "f32",
+    "double": "f64",
+    **{f"{u}int{w}_t": f"i{w}" for u in ("", "u") for w in (8, 16, 32, 64)},
+}
+
+
+def parse_signature(text: str) -> tuple[str, tuple[str, ...]]:
+    """'float(float, int32_t)' -> ('f32', ('f32', 'i32')); an empty or `void` argument list is no arguments."""
+    m = re.fullmatch(r"\s*([A-Za-z_][\w ]*?)\s*\(\s*(.*?)\s*\)\s*", text)
+    if m is None:
+        raise ValueError(f"signature {text!r} is not a C prototype like 'float(float, float)'")
+    ret, args = m.group(1), [a.strip() for a in m.group(2).split(",")] if m.group(2) not in ("", "void") else []
+    unknown = [t for t in (ret, *args) if t not in C_TYPES]
+    if unknown:
+        raise ValueError(f"signature {text!r}: {unknown} not among the ABI's scalar types {sorted(C_TYPES)}")
+    return C_TYPES[ret], tuple(C_TYPES[a] for a in args)
 
 
 def initialise(plugin: NativePlugin) -> None:

@@ -174,6 +174,16 @@ def native_symbols() -> dict[str, int]:
     return out
 
 
+def native_signatures() -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """Symbol -> (plugin, result, argument element types) for the active native symbols that declare a signature."""
+    ensure_loaded()
+    out: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    for a in _ACTIVE.values():
+        for n in a.natives:
+            out.update({s: (f"{a.plugin.name} ({n.path})", *sig) for s, sig in n.signatures.items()})
+    return out
+
+
 # ---- external sources: entry points and TRITON_PLUGIN_PATHS ------------------------------------------------------
 
 _env_injected: set[str] = set()

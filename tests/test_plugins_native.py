@@ -16,7 +16,7 @@ import triton.language as tl
 import triton_backend_sdk
 from triton.compiler import ASTSource
 from triton_backend_sdk import plugins
-from triton_backend_sdk.errors import ToolError
+from triton_backend_sdk.errors import ToolError, UnsupportedError
 from triton_backend_sdk.native import NativePluginError, load_native
 from triton_backend_sdk.plugins import Plugin, PluginError
 
@@ -317,3 +317,89 @@ def test_a_plugin_refused_for_a_clash_has_not_run_its_init(tmp_path, monkeypatch
         assert _marks(mark) == ["clash1", "clash2"]
     finally:
         plugins.deactivate("tsdkn-clash2")
+
+
+SIGNED_C = """
+#include <stddef.h>
+#include "triton_backend_sdk/plugin.h"
+
+static int32_t tsdkn_{tag}_twice(int32_t x) {{ return 2 * x + 1; }}
+static float tsdkn_{tag}_half(float x) {{ return 0.5f * x; }}
+static const tsdk_symbol symbols[] = {{
+    {{"tsdkn_{tag}_twice", (void *)tsdkn_{tag}_twice}},
+    {{"tsdkn_{tag}_half", (void *)tsdkn_{tag}_half}},
+}};
+static const char *const signatures[] = {{"{twice}", "float(float)"}};
+static const tsdk_plugin plugin = {{
+    TSDK_PLUGIN_API_VERSION, {size}, "tsdkn_{tag}", "1.0", 2, symbols, NULL, NULL, signatures,
+}};
+TSDK_EXPORT const tsdk_plugin *tsdk_plugin_info(void) {{ return &plugin; }}
+"""
+
+
+def build_signed(directory, tag: str, twice: str = "int32_t(int32_t)", size: str = "sizeof(tsdk_plugin)") -> str:
+    src, out = os.path.join(directory, f"{tag}.c"), os.path.join(directory, f"lib{tag}.so")
+    with open(src, "w") as f:
+        f.write(SIGNED_C.format(tag=tag, twice=twice, size=size))
+    subprocess.run([CC, "-shared", "-fPIC", "-I", INCLUDE, src, "-o", out], check=True, capture_output=True)
+    return out
+
+
+@tl.core.extern
+def twice_as_int(x, _semantic=None):  # type: ignore[no-untyped-def]
+    return tl.core.extern_elementwise(
+        "", "", [x], {(tl.int32,): ("tsdkn_sig_twice", tl.int32)}, is_pure=True, _semantic=_semantic
+    )
+
+
+@tl.core.extern
+def twice_as_float(x, _semantic=None):  # type: ignore[no-untyped-def]
+    return tl.core.extern_elementwise(
+        "", "", [x], {(tl.float32,): ("tsdkn_sig_twice", tl.float32)}, is_pure=True, _semantic=_semantic
+    )
+
+
+@triton.jit
+def int_call_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, twice_as_int(tl.load(x_ptr + offs, mask=m)), mask=m)
+
+
+@triton.jit
+def float_call_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, twice_as_float(tl.load(x_ptr + offs, mask=m)), mask=m)
+
+
+def test_native_signatures_are_checked_against_the_kernels_declaration(tmp_path):
+    """An int32 function declared as float by the kernel ran with garbage; with the library's signature it is a
+    compile-time error naming both prototypes, and the right declaration runs."""
+    path = build_signed(tmp_path, "sig")
+    assert load_native(path).signatures == {"tsdkn_sig_twice": ("i32", ("i32",)), "tsdkn_sig_half": ("f32", ("f32",))}
+    plugins.activate(Plugin("tsdkn-sig", "1.0", native=(path,)))
+    try:
+        sig = {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32", "BLOCK": "constexpr"}
+        k = triton.compile(ASTSource(int_call_kernel, sig, {"BLOCK": 64}), target=triton_backend_sdk.target("cpu_ref"))
+        x = torch.randint(-1000, 1000, (50,), dtype=torch.int32)
+        out = torch.empty_like(x)
+        k[(1, 1, 1)](x, out, 50, 64)
+        assert torch.equal(out, 2 * x + 1)
+        fsig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+        with pytest.raises(
+            UnsupportedError, match=r"'tsdkn_sig_twice' as f32\(f32\), but plugin tsdkn-sig .* declares it i32\(i32\)"
+        ):
+            triton.compile(
+                ASTSource(float_call_kernel, fsig, {"BLOCK": 64}), target=triton_backend_sdk.target("cpu_ref")
+            )
+    finally:
+        plugins.deactivate("tsdkn-sig")
+
+
+def test_malformed_signature_refuses_the_load_and_an_older_layout_still_loads(tmp_path):
+    with pytest.raises(NativePluginError, match=r"tsdkn_bad_sig.*'tsdkn_bad_sig_twice'.*\['int', 'int'\] not among"):
+        load_native(build_signed(tmp_path, "bad_sig", twice="int(int)"))
+    # built before the field was appended: struct_size ends before `signatures`, which must not be read
+    old = load_native(build_signed(tmp_path, "old_sig", twice="int(int)", size="offsetof(tsdk_plugin, signatures)"))
+    assert set(old.symbols) == {"tsdkn_old_sig_twice", "tsdkn_old_sig_half"} and old.signatures == {}

@@ -20,6 +20,10 @@
  *   4. Symbols are called with the C calling convention of the platform, with the signature the kernel declares
  *      through extern_elementwise (scalar arguments and result: float/double/intN_t). A symbol must be pure when
  *      the kernel says is_pure=True and must be callable concurrently from several threads (programs run in parallel).
+ *      `signatures` (appended in 0.1.0; optional) gives each symbol's C prototype without names, e.g.
+ *      "float(float, float)" or "int32_t(int32_t)" (float, double, int8_t..int64_t, uint8_t..uint64_t): a kernel
+ *      that declares the symbol otherwise is refused at compile time instead of running with garbage. A NULL array
+ *      or entry leaves that symbol unchecked; a malformed one refuses the load.
  *   5. Symbol names share one namespace with every other loaded plugin: prefix them with the plugin's name. A name
  *      defined by two loaded plugins is an error that names both.
  *   6. A symbol's behaviour is part of the plugin's `version`; the SDK also hashes the library file into its compile
@@ -61,6 +65,7 @@ typedef struct tsdk_plugin {
     const tsdk_symbol *symbols;  /* symbol table */
     int32_t (*init)(void);       /* optional: 0 on success; any other value refuses the load */
     void (*teardown)(void);      /* optional: called once at process exit */
+    const char *const *signatures; /* optional, appended: num_symbols C prototypes parallel to `symbols` (rule 4) */
 } tsdk_plugin;
 
 typedef const tsdk_plugin *(*tsdk_plugin_entry_fn)(void);
