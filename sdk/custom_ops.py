@@ -30,13 +30,16 @@ class CustomOp(ElementwiseOp):
     """Base class of plugin ops. `lowerings` maps a backend name to its rule `(ctx, op) -> None`."""
 
     pure = True
-    #: Triton dtype names of the accepted argument tuples -> result dtype name
-    signatures: ClassVar[dict[tuple[str, ...], str]] = {}
+    #: Triton dtype names of the accepted argument tuples -> result dtype name (a tuple of them: several results)
+    signatures: ClassVar[dict[tuple[str, ...], str | tuple[str, ...]]] = {}
+    num_results: ClassVar[int] = 1
     lowerings: ClassVar[dict[str, Callable[..., Any]]] = {}
 
     @classmethod
-    def symbol(cls) -> str:
-        return SYMBOL_PREFIX + cls.name
+    def symbol(cls, index: int = 0) -> str:
+        """The extern symbol a kernel's call carries; an op with several results is one call per result, the
+        result's index after `#`, which `sdk-custom-ops` merges back into one op."""
+        return SYMBOL_PREFIX + cls.name + (f"#{index}" if cls.num_results > 1 else "")
 
 
 class CustomOpHandle:
@@ -59,8 +62,12 @@ class CustomOpHandle:
         return deco
 
 
-def custom_op(name: str, signatures: dict[tuple[str, ...], str], *, pure: bool = True, doc: str = "") -> Any:
-    """Declare op `name` (dotted, e.g. `acme.sqplus1`) taking the given dtype tuples, e.g. `{("fp32",): "fp32"}`.
+def custom_op(
+    name: str, signatures: dict[tuple[str, ...], str | tuple[str, ...]], *, pure: bool = True, doc: str = ""
+) -> Any:
+    """Declare op `name` (dotted, e.g. `acme.sqplus1`) taking the given dtype tuples, e.g. `{("fp32",): "fp32"}`;
+    a tuple of result dtypes (`{("fp32",): ("fp32", "fp32")}`) declares an op with several results, which kernels
+    receive as a tuple (`s, c = acme_sincos(x)`) and rules define with the backends' `lift_each`.
 
     Returns a Triton builtin usable in kernels (`acme_sqplus1(x)`) with `.op` (the op class) and `.lowering(backend)`
     attached; it also works as a decorator-free value at module level, as Triton's `libdevice` functions do.
@@ -73,6 +80,11 @@ def custom_op(name: str, signatures: dict[tuple[str, ...], str], *, pure: bool =
         raise ValueError(f"custom op {name!r} collides with the built-in op class {OP_CLASSES[name].__qualname__}")
     if not signatures:
         raise ValueError(f"custom op {name!r} needs at least one signature, e.g. {{('fp32',): 'fp32'}}")
+    results = {args: (ret,) if isinstance(ret, str) else tuple(ret) for args, ret in signatures.items()}
+    counts = {len(r) for r in results.values()}
+    if len(counts) != 1 or 0 in counts:
+        raise ValueError(f"custom op {name!r}: every signature must give the same number (>= 1) of results")
+    num_results = counts.pop()
     prev = _CUSTOM.get(name)
     if prev is not None and prev.__module__ != _caller_module():
         raise ValueError(f"custom op {name!r} is already declared by {prev.__module__}")
@@ -83,6 +95,7 @@ def custom_op(name: str, signatures: dict[tuple[str, ...], str], *, pure: bool =
         {
             "name": name,
             "signatures": dict(signatures),
+            "num_results": num_results,
             "lowerings": {},
             "pure": pure,
             "__doc__": doc or f"custom op {name}",
@@ -92,11 +105,15 @@ def custom_op(name: str, signatures: dict[tuple[str, ...], str], *, pure: bool =
     OP_CLASSES.pop(name, None)
     register_op(cls)
     _CUSTOM[name] = cls
-    table = {tuple(core.dtype(a) for a in args): (cls.symbol(), core.dtype(ret)) for args, ret in signatures.items()}
+    tables = [
+        {tuple(core.dtype(a) for a in args): (cls.symbol(i), core.dtype(ret[i])) for args, ret in results.items()}
+        for i in range(num_results)
+    ]
 
     @core.extern
     def kernel_fn(*args: Any, _semantic: Any = None) -> Any:
-        return core.extern_elementwise("", "", list(args), table, is_pure=pure, _semantic=_semantic)
+        outs = tuple(core.extern_elementwise("", "", list(args), t, is_pure=pure, _semantic=_semantic) for t in tables)
+        return outs[0] if num_results == 1 else outs
 
     kernel_fn.__name__ = kernel_fn.__qualname__ = name.replace(".", "_")
     kernel_fn.op = cls  # type: ignore[attr-defined]
@@ -148,10 +165,11 @@ class MaterializeCustomOps(IRPass):
     name = "sdk-custom-ops"
 
     def run(self, module: Module, ctx: PassContext) -> None:
+        merged: dict[tuple[int, tuple[int, ...], str], Op] = {}
         for op in list(module.walk()):
             if not isinstance(op, ExternElementwise) or not op.symbol.startswith(SYMBOL_PREFIX):
                 continue
-            op_name = op.symbol[len(SYMBOL_PREFIX) :]
+            op_name, _, index = op.symbol[len(SYMBOL_PREFIX) :].partition("#")
             cls = _CUSTOM.get(op_name)
             if cls is None:
                 raise UnsupportedError(
@@ -160,6 +178,9 @@ class MaterializeCustomOps(IRPass):
                     f"declares (declared: {sorted(_CUSTOM) or 'none'})",
                     op.loc,
                 )
+            if index:
+                self._merge(op, cls, int(index), merged)
+                continue
             attrs = {k: v for k, v in op.attrs.items() if k not in ("symbol", "libname", "libpath", "pure")}
             new = cls(
                 list(op.operands),
@@ -174,3 +195,44 @@ class MaterializeCustomOps(IRPass):
             for old, res in zip(op.results, new.results):
                 old.replace_all_uses_with(res)
             op.erase()
+
+    @staticmethod
+    def _merge(call: Op, cls: type[CustomOp], index: int, merged: dict[tuple[int, tuple[int, ...], str], Op]) -> None:
+        """Result `index` of a several-result op: the calls of one op on the same operands in one block become one
+        op, placed at the first call (every call has the same operands, so they are defined before it). A result
+        whose call Triton removed as dead still exists, unused, with its declared type."""
+        block = call.parent
+        assert block is not None
+        key = (id(block), tuple(id(v) for v in call.operands), cls.name)
+        new = merged.get(key)
+        if new is None:
+            from .ir.reader import parse_type
+
+            like = call.result.type
+            elems = [parse_type(_IR_DTYPE.get(r, r)) for r in _result_dtypes(cls, call)]
+            types = [like.with_element(e) if like.is_tensor else e for e in elems]
+            new = cls(list(call.operands), types, {}, loc=call.loc)
+            block.insert(block.ops.index(call), new)
+            merged[key] = new
+        call.result.replace_all_uses_with(new.results[index])
+        call.erase()
+
+
+#: Triton dtype names -> SDK IR element type spellings
+_IR_DTYPE = {
+    "fp16": "f16",
+    "bf16": "bf16",
+    "fp32": "f32",
+    "fp64": "f64",
+    "int1": "i1",
+    **{f"{u}int{w}": f"i{w}" for u in ("", "u") for w in (8, 16, 32, 64)},
+}
+
+
+def _result_dtypes(cls: type[CustomOp], call: Op) -> tuple[str, ...]:
+    """The result dtypes of the signature whose argument types are the call's."""
+    got = tuple(str(v.type.element) for v in call.operands)
+    for args, ret in cls.signatures.items():
+        if tuple(_IR_DTYPE.get(a, a) for a in args) == got:
+            return (ret,) if isinstance(ret, str) else tuple(ret)
+    raise UnsupportedError("sdk", f"custom op {cls.name!r} has no signature for arguments {got}", call.loc)

@@ -22,6 +22,7 @@ from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import parse_ttir
 from triton_backend_sdk.ir.core import Module
+from triton_backend_sdk.ir.types import IntType
 from triton_backend_sdk.pipeline import PassContext, TritonPass, inject, ir_pass, remove_injection
 from triton_backend_sdk.plugins import Plugin, PluginError
 
@@ -229,6 +230,114 @@ def test_custom_op_names_are_checked():
         custom_op("nodot", {("fp32",): "fp32"})
     with pytest.raises(ValueError, match="built-in"):
         custom_op("arith.addf", {("fp32",): "fp32"})
+
+
+divmod_op = custom_op(
+    "tsdktest.divmod",
+    {("int32", "int32"): ("int32", "int32"), ("fp32", "fp32"): ("fp32", "fp32")},
+    doc="(a / b, a % b)",
+)
+plus_op = custom_op("tsdktest.plus", {("fp32", "fp32"): "fp32"}, doc="a + b, a reduction's combine")
+
+
+@divmod_op.lowering("cpu_ref")
+def _divmod_cpu(ctx, op) -> None:  # type: ignore[no-untyped-def]
+    from triton_backend_sdk.backends.cpu_ref.codegen.elementwise import lift_each
+
+    is_int = isinstance(op.operands[0].type.element, IntType)
+    b = ctx.b
+    lift_each(ctx, op, lambda x, y: (b.sdiv(x, y), b.srem(x, y)) if is_int else (b.fdiv(x, y), b.frem(x, y)))
+
+
+@divmod_op.lowering("opencl")
+def _divmod_cl(ctx, op) -> None:  # type: ignore[no-untyped-def]
+    from triton_backend_sdk.backends.opencl.render.elementwise import lift_each
+
+    is_int = isinstance(op.operands[0].type.element, IntType)
+    lift_each(ctx, op, lambda x, y: (f"({x} / {y})", f"({x} % {y})" if is_int else f"fmod({x}, {y})"))
+
+
+@plus_op.lowering("cpu_ref")
+def _plus_cpu(ctx, op) -> None:  # type: ignore[no-untyped-def]
+    from triton_backend_sdk.backends.cpu_ref.codegen.elementwise import lift
+
+    lift(ctx, op, lambda x, y: ctx.b.fadd(x, y))
+
+
+@plus_op.lowering("opencl")
+def _plus_cl(ctx, op) -> None:  # type: ignore[no-untyped-def]
+    from triton_backend_sdk.backends.opencl.render.elementwise import lift
+
+    lift(ctx, op, lambda x, y: f"({x} + {y})")
+
+
+@triton.jit
+def divmod_kernel(x_ptr, y_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    q, r = divmod_op(tl.load(x_ptr + offs, mask=m), tl.load(y_ptr + offs, mask=m, other=1))
+    tl.store(q_ptr + offs, q, mask=m)
+    tl.store(r_ptr + offs, r, mask=m)
+
+
+@triton.jit
+def _plus_combine(a, b):
+    return plus_op(a, b)
+
+
+@triton.jit
+def custom_sum_kernel(x_ptr, rows_ptr, cols_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    """A reduction over an axis whose combine is a custom op: the backend's reduction machinery, the plugin's op."""
+    rm, rn = tl.arange(0, BM), tl.arange(0, BN)
+    m = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=m, other=0.0)
+    tl.store(rows_ptr + rm, tl.reduce(x, 1, _plus_combine), mask=rm < M)
+    tl.store(cols_ptr + rn, tl.reduce(x, 0, _plus_combine), mask=rn < N)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.float32])
+def test_custom_op_with_two_results(backend, rng, dtype):
+    n = 1000
+    if dtype == torch.int32:
+        x = torch.randint(-5000, 5000, (n,), generator=rng, dtype=dtype)
+        y = torch.randint(1, 97, (n,), generator=rng, dtype=dtype) * torch.where(
+            torch.rand(n, generator=rng) < 0.5, -1, 1
+        )
+        y = y.to(dtype)
+        want_q, want_r = torch.div(x, y, rounding_mode="trunc"), torch.fmod(x, y)
+    else:
+        x, y = torch.randn(n, generator=rng) * 100, torch.rand(n, generator=rng) + 0.5
+        want_q, want_r = x / y, torch.fmod(x, y)
+    q, r = torch.empty_like(x), torch.empty_like(x)
+    sig = {"x_ptr": f"*{'i32' if dtype == torch.int32 else 'fp32'}"}
+    sig = {**sig, "y_ptr": sig["x_ptr"], "q_ptr": sig["x_ptr"], "r_ptr": sig["x_ptr"], "n": "i32", "BLOCK": "constexpr"}
+    k = triton.compile(ASTSource(divmod_kernel, sig, {"BLOCK": 256}), target=triton_backend_sdk.target(backend))
+    ops = [op for op in parse_ttir(k.asm["sdkir"]).walk() if isinstance(op, divmod_op.op)]
+    assert len(ops) == 1 and len(ops[0].results) == 2, "the two calls are one op with two results"
+    from triton.runtime import driver
+
+    previous = driver.active
+    triton_backend_sdk.use(backend)
+    try:
+        k[(triton.cdiv(n, 256), 1, 1)](x, y, q, r, n, 256)
+    finally:
+        driver.set_active(previous)
+    torch.testing.assert_close(q, want_q)
+    torch.testing.assert_close(r, want_r)
+
+
+def test_reduction_over_an_axis_with_a_custom_combine(backend, rng):
+    M, N = 13, 29
+    x = torch.randn(M, N, generator=rng)
+    rows, cols = torch.empty(M), torch.empty(N)
+    custom_sum_kernel[(1,)](x, rows, cols, M, N, BM=16, BN=32)
+    torch.testing.assert_close(rows, x.sum(1), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(cols, x.sum(0), atol=1e-5, rtol=1e-5)
+
+
+def test_custom_op_results_must_agree_across_signatures():
+    with pytest.raises(ValueError, match="same number"):
+        custom_op("tsdktest.ragged", {("fp32",): ("fp32", "fp32"), ("fp64",): "fp64"})
 
 
 # ---- registry and API checks ---------------------------------------------------------------------------------------

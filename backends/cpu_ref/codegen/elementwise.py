@@ -43,6 +43,24 @@ def lift(ctx: LoweringContext, op: O.Op, fn: Scalar, weight: int = 1) -> None:
     ctx.define(res, Tile(res.type.shape, llvm_type(res.type), gen=gen, cost=cost))
 
 
+def lift_each(ctx: LoweringContext, op: O.Op, fn: Callable[..., tuple[ir.Value, ...]], weight: int = 1) -> None:
+    """Define each of `op`'s results as the matching element of `fn(*operand elements)` (a tuple): a custom op with
+    several results (sdk/custom_ops.py). For tensors each result's generator calls `fn` and keeps its own element,
+    which LLVM's CSE merges where the results are computed in one place."""
+    srcs = [ctx.get(v) for v in op.operands]
+    if not op.results[0].type.is_tensor:
+        for res, value in zip(op.results, fn(*srcs)):
+            ctx.define(res, value)
+        return
+    cost = weight + sum(s.cost for s in srcs if isinstance(s, Tile) and s.buf is None)
+    for i, res in enumerate(op.results):
+
+        def gen(b: ir.IRBuilder, idx: list[ir.Value], i: int = i) -> ir.Value:
+            return fn(*[s.element(b, idx) if isinstance(s, Tile) else s for s in srcs])[i]
+
+        ctx.define(res, Tile(res.type.shape, llvm_type(res.type), gen=gen, cost=cost))
+
+
 def call_intrinsic(ctx: LoweringContext, name: str, args: list[ir.Value], ret: ir.Type | None = None) -> ir.Value:
     ty = args[0].type
     suffix = {F16: "f16", BF16: "bf16", F32: "f32", F64: "f64"}.get(ty) or f"i{ty.width}"

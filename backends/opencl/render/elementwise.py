@@ -43,6 +43,25 @@ def lift(ctx: RenderContext, op: Op, fn: Callable[..., str], cost: int = 1) -> N
     ctx.define(res, Tile(res.type.shape, ctype, gen=gen, cost=total, index_only=index_only))
 
 
+def lift_each(ctx: RenderContext, op: Op, fn: Callable[..., tuple[str, ...]], cost: int = 1) -> None:
+    """Define each of `op`'s results as the matching expression of `fn(*operand elements)` (a tuple): a custom op
+    with several results (sdk/custom_ops.py)."""
+    srcs = [ctx.get(v) for v in op.operands]
+    if not op.results[0].type.is_tensor:
+        for res, expr in zip(op.results, fn(*srcs)):
+            ctx.define(res, expr)
+        return
+    tiles = [s for s in srcs if isinstance(s, Tile)]
+    total = cost + sum(t.cost for t in tiles if t.reg is None)
+    index_only = all(t.reg is None and t.index_only for t in tiles)
+    for i, res in enumerate(op.results):
+
+        def gen(idx: Idx, i: int = i) -> str:
+            return fn(*[ctx.element(s, idx) for s in srcs])[i]
+
+        ctx.define(res, Tile(res.type.shape, ctx.ctype(res), gen=gen, cost=total, index_only=index_only))
+
+
 def round_to(t: Type, expr: str, ctx: RenderContext, rtz: bool = False) -> str:
     """Round a float expression to `t`'s format when `t` is f16/bf16/fp8 (values are kept exactly representable)."""
     if CT.fp8_of(t) is not None:
