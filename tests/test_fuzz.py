@@ -514,3 +514,39 @@ def test_fuzz_regression_two_reductions_along_different_axes(backend) -> None:
         e3 = torch.argmin(padded, 1)  # the first index among equal minima, as tl.argmin
         want[blk] = e1[None, :] & e3[:, None]
     assert o.tolist() == want.tolist()
+
+
+@triton.jit
+def _bf16_bits_and_neg_zero(x0, x2, x5, o, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    a = tl.load(x0 + rm[:, None] * N + rn[None, :], mask=mask, other=0.001)
+    h = tl.load(x2 + rm[:, None] * N + rn[None, :], mask=mask)
+    s = tl.load(x5 + rm[:, None] * N + rn[None, :], mask=mask, other=-32768)
+    nonzero = a.to(tl.float16, bitcast=True).to(tl.int1)
+    picked = tl.where(tl.full((BM, BN), -0.0, tl.bfloat16) == a, h, (rn[None, :] * 3).to(tl.float16))
+    low = tl.min(tl.where(mask, s, 0), axis=1, keep_dims=True).to(tl.int32).to(tl.float16)
+    tl.store(o + rm[:, None] * N + rn[None, :], tl.where(nonzero, picked, low), mask=mask)
+
+
+@pytest.mark.parametrize("M,N,BM,BN", [(5, 1, 4, 2), (13, 7, 8, 8)])
+def test_fuzz_regression_bf16_bits_as_fp16_and_a_compare_with_negative_zero(backend, M, N, BM, BN) -> None:
+    """fuzz seed 305 kernel 826: a bf16 tile (masked, `other` 0.001) bitcast to fp16, and compared with a bf16 -0.0
+    constant, aborted llvmlite's LLVM inside InstCombine (`ConstantInt type doesn't match the type implied by its
+    value`), once for the bfloat -> half bitcast and once for the fcmp on bfloat; cpu_ref now bitcasts through i16
+    and compares bf16 widened to f32 (exact)."""
+    g = torch.Generator().manual_seed(826)
+    x0 = (torch.randn(M, N, generator=g) * 4).to(torch.bfloat16)
+    x0.view(-1)[::3] = -0.0
+    x0.view(-1)[1::4] = 0.0
+    x2 = torch.randn(M, N, generator=g).to(torch.float16)
+    x5 = torch.randint(-32768, 32767, (M, N), generator=g, dtype=torch.int16)
+    o = torch.empty(M, N, dtype=torch.float16)
+    _bf16_bits_and_neg_zero[(triton.cdiv(M, BM),)](x0, x2, x5, o, M, N, BM=BM, BN=BN)
+    nonzero = x0.view(torch.float16) != 0
+    cols = (torch.arange(N) * 3).to(torch.float16).expand(M, N)
+    picked = torch.where(x0 == 0, x2, cols)  # -0.0 == +0.0
+    low = x5.min(dim=1, keepdim=True).values
+    low = (low.clamp(max=0) if BN > N else low).to(torch.float16).expand(M, N)  # padding columns count as 0
+    torch.testing.assert_close(o, torch.where(nonzero, picked, low), rtol=0, atol=0)
