@@ -67,7 +67,7 @@ def clear(buffer: Any) -> None:
 #: samples taken however long a call takes (the median of fewer is one outlier away from another winner)
 MIN_SAMPLES = 5
 #: sampling goes on past `rep` while the median's 95% interval is wider than this fraction of the median...
-TARGET_SPREAD = 0.02
+TARGET_SPREAD = 0.01
 #: ...up to this multiple of `rep`
 MAX_REP_FACTOR = 10
 
@@ -124,7 +124,7 @@ def do_bench(
     The same contract (milliseconds; quantiles or `return_mode`), but the sample is sized by its spread, not by
     `rep` alone: the device shares its cores with the host, so a run's time varies with what else runs, and the
     median of the 7 runs `rep / estimate` gives for a 14 ms kernel moved 2x between processes on PoCL. Sampling
-    stops once the median's 95% interval is within 2% of it (at least 5 runs, at most `10 * rep`). Each run is
+    stops once the median's 95% interval is within 1% of it (at least 5 runs, at most `10 * rep`). Each run is
     timed alone, after a cache flush, with the host clock (the launch returns when the work is done).
     """
     from triton.runtime import driver
