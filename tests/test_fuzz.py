@@ -150,6 +150,34 @@ def test_reference_scan_and_single_sum_pass_their_first_element_through() -> Non
     assert R.decode(one.handle.data, "float8e5").tolist() == [-np.inf]
 
 
+def test_reference_dot_allows_what_underflowing_products_lose() -> None:
+    """fuzz seed 306 kernel 17: a dot of normal floats with subnormals (uint32 bits read as fp32) was 2 subnormal
+    ulps off the f64 reference on both backends: each product rounds to the subnormal grid, an absolute error the
+    relative bound K·eps·Σ|a·b| misses. The perturbed runs now move a dot by K·(eps·Σ|a·b| + tiny)."""
+    from triton.runtime import interpreter as I
+    from triton_backend_sdk.fuzz import interp_ref
+
+    k = 16
+    g = np.random.default_rng(306)
+    a = g.standard_normal((4, k)).astype(np.float32)
+    b = (g.integers(1, 400, (k, 4)).astype(np.uint32)).view(np.float32)  # subnormals
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    f32 = np.zeros((4, 4), np.float32)
+    for i in range(k):  # what a backend may compute: products rounded to f32, summed in f32
+        f32 = f32 + (a[:, i : i + 1] * b[i : i + 1, :])
+    assert np.abs(f32 - exact).max() > 0, "the products must lose something to the subnormal grid"
+
+    def run(n: int) -> np.ndarray:
+        interp_ref.set_run(n)
+        h = [I.TensorHandle(x, tl.float32) for x in (a, b, np.zeros((4, 4), np.float32))]
+        return interp_ref._dot(None, *h).data.astype(np.float64)
+
+    runs = np.stack([run(n) for n in range(3)])
+    interp_ref.set_run(0)
+    lo, hi = runs.min(0), runs.max(0)
+    assert ((f32 >= lo - (hi - lo)) & (f32 <= hi + (hi - lo))).all()
+
+
 # --- comparison and crash isolation -------------------------------------------------------------------------------
 def _guarded(values: list[float], dtype: str = "float32") -> torch.Tensor:
     from triton_backend_sdk.fuzz.inputs import GUARD, SENTINEL_BYTE
