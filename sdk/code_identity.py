@@ -107,8 +107,8 @@ def _skipped(name: str) -> bool:
 
 def module_closure(name: str) -> tuple[tuple[str, str], ...]:
     """(module, digest or distribution) for `name` and everything it imports transitively that the key needs;
-    walked on each call (once per registry change: identities are cached by the registry), files read once per
-    version."""
+    walked on each call (a plugin's and a custom op's once per registry change, where the registry caches them; an
+    injected item's once per compile, in the backend's hash), each file parsed once per version."""
     out: dict[str, str] = {}
     todo = [name]
     while todo:
