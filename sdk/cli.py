@@ -1,4 +1,5 @@
-"""The `triton-sdk` command: demo, compile with stage dumps, devices, plugins, conformance and upstream tests.
+"""The `triton-sdk` command: demo, compile with stage dumps, devices, plugins, conformance, upstream tests, fuzzing
+and benchmarks.
 
 Exit status: 0 success; 1 the command ran and found failures (wrong results, broken plugins); 2 it could not do
 what was asked (a bad option, file, backend or filter, or a named SDK refusal), said on stderr without a traceback.
@@ -335,6 +336,13 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
     return run_command(args, UsageError)
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    """Benchmarks against peers (triton_backend_sdk.bench): exit 1 if a case failed or computed a wrong result."""
+    from .bench.cli import run_command
+
+    return run_command(args, UsageError)
+
+
 def _version() -> str:
     import platform
 
@@ -401,6 +409,9 @@ def _parser() -> argparse.ArgumentParser:
     from .fuzz.cli import add_parser as _add_fuzz_parser
 
     _add_fuzz_parser(sub, _int_at_least, _positive_float).set_defaults(fn=_cmd_fuzz)
+    from .bench.cli import add_parser as _add_bench_parser
+
+    _add_bench_parser(sub).set_defaults(fn=_cmd_bench)
     return p
 
 

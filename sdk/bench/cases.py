@@ -1,0 +1,225 @@
+"""The benchmark cases of `triton-sdk bench` (and of benchmarks/, which runs the same bodies under pytest-benchmark).
+
+A case builds, for one size and backend, our launch, its in-process peers (torch eager, torch.compile where it is a
+fair peer), a correctness check against torch and the work of one call (bytes that must move for a memory-bound
+case, flops for a compute-bound one). Sizes come per mode: `full` is issue 4's sizes, `quick` a quarter or so of
+the work, `smoke` a few kilobytes for the unit test. Peers that run in a child process (numpy/OpenBLAS, the Triton
+interpreter) are named here and started by the runner.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+import triton
+
+from . import MODES
+from .kernels import add_kernel, attention_fwd_kernel, layer_norm_fwd_kernel, matmul, softmax_kernel
+
+__all__ = ["CASES", "MODES", "Case", "Prepared", "check", "get", "select"]
+Size = Mapping[str, int]
+
+
+@dataclass
+class Prepared:
+    """One case at one size on one backend, ready to time."""
+
+    ours: Callable[[], object]
+    peers: dict[str, Callable[[], object]]
+    check: Callable[[], dict[str, Any]]
+    work: float  # bytes (metric GB/s) or flops (GFLOP/s) of one call of `ours`; launches per call for us/launch
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    metric: str  # "GB/s": memory-bound, bytes read + written; "GFLOP/s"; "us/launch"
+    sizes: Mapping[str, Size]  # per mode
+    build: Callable[[Size, str], Prepared]  # (size, backend name; "interpreter" for the interpreter child)
+    interp_sizes: Mapping[str, Size] | None = None  # the interpreter peer's (smaller) size per mode; None: no peer
+    numpy: bool = False  # a numpy/OpenBLAS peer in a child process
+    rounds: Mapping[str, tuple[int, int]] = field(
+        default_factory=lambda: {"full": (7, 3), "quick": (5, 2), "smoke": (2, 1)}
+    )
+
+    def label(self, size: Size) -> str:
+        """`n=2^24`, `M=4096 N=4096`: the size as the tables print it."""
+        return " ".join(
+            f"{k}=2^{v.bit_length() - 1}" if v > 8192 and v & (v - 1) == 0 else f"{k}={v}" for k, v in size.items()
+        )
+
+
+def check(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> dict[str, Any]:
+    """torch.testing.assert_close's verdict with the largest absolute error (recorded, not raised)."""
+    err = (out.double() - ref.double()).abs().max().item() if out.numel() else 0.0
+    try:
+        torch.testing.assert_close(out, ref, rtol=rtol, atol=atol)
+        ok, message = True, ""
+    except AssertionError as e:
+        ok, message = False, str(e).splitlines()[0]
+    return {"ok": ok, "max_abs_err": err, "rtol": rtol, "atol": atol, "message": message}
+
+
+def _vector_add(size: Size, backend: str) -> Prepared:
+    n = size["n"]
+    x, y, out, ref = torch.rand(n), torch.rand(n), torch.empty(n), torch.empty(n)
+    return Prepared(
+        ours=lambda: add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024),
+        peers={"torch": lambda: torch.add(x, y, out=ref)},
+        check=lambda: check(out, x + y, 0.0, 0.0),
+        work=3 * 4 * n,
+    )
+
+
+def _softmax(size: Size, backend: str) -> Prepared:
+    m, n = size["M"], size["N"]
+    x, y, ref = torch.randn(m, n), torch.empty(m, n), torch.empty(m, n)
+    compiled = torch.compile(lambda x: torch.softmax(x, dim=1))
+    return Prepared(
+        ours=lambda: softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n, BLOCK=triton.next_power_of_2(n)),
+        peers={"torch": lambda: torch.softmax(x, dim=1, out=ref), "torch.compile": lambda: compiled(x)},
+        check=lambda: check(y, torch.softmax(x, dim=1), 1.3e-6, 1e-5),
+        work=2 * 4 * m * n,
+    )
+
+
+def _layer_norm(size: Size, backend: str) -> Prepared:
+    m, n = size["M"], size["N"]
+    x, w, b = torch.randn(m, n), torch.rand(n), torch.randn(n)
+    y, mean, rstd = torch.empty(m, n), torch.empty(m), torch.empty(m)
+    compiled = torch.compile(lambda x: F.layer_norm(x, (n,), w, b, 1e-5))
+    block = min(1024, triton.next_power_of_2(n))
+    return Prepared(
+        ours=lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK_SIZE=block),
+        peers={"torch": lambda: F.layer_norm(x, (n,), w, b, 1e-5), "torch.compile": lambda: compiled(x)},
+        check=lambda: check(y, F.layer_norm(x, (n,), w, b, 1e-5), 1e-4, 1e-4),
+        work=4 * (2 * m * n + 2 * n + 2 * m),  # x read, y written, w and b read, mean and rstd written
+    )
+
+
+#: tile sizes of the matmul per backend: opencl runs a program as one work-item on a CPU device, where 64x64 tiles
+#: beat 128x128 (benchmarks/bench_opencl.py has used them since issue 5)
+MATMUL_BLOCKS = {"opencl": (64, 64, 32)}
+
+
+def _matmul(dtype: torch.dtype) -> Callable[[Size, str], Prepared]:
+    def build(size: Size, backend: str) -> Prepared:
+        s = size["n"]
+        a, b = torch.randn(s, s).to(dtype), torch.randn(s, s).to(dtype)
+        c, ref = torch.empty(s, s), torch.empty(s, s)
+        bm, bn, bk = MATMUL_BLOCKS.get(backend, (128, 128, 32))
+        # fp16 inputs: torch's eager fp16 mm on this CPU took 43 s at 2048^3 (no fp16 GEMM), so the peer is what a
+        # user writes for fp32 results from fp16 inputs: upcast, then sgemm (the conversions are in its time)
+        peer = (lambda: torch.mm(a, b, out=ref)) if dtype == torch.float32 else lambda: torch.mm(a.float(), b.float())
+        return Prepared(
+            ours=lambda: matmul(a, b, c, bm, bn, bk),
+            peers={"torch": peer},
+            check=lambda: check(c, a.float() @ b.float(), 1e-3, 1e-2),
+            work=2 * s**3,
+        )
+
+    return build
+
+
+#: the attention case's tiles (the conformance case's 32x32: tutorial 06's 128x64 tiles spill on a CPU)
+ATTN_BLOCK_M, ATTN_BLOCK_N = 32, 32
+
+
+def _attention(size: Size, backend: str) -> Prepared:
+    z, h, n, d = size["Z"], size["H"], size["N_CTX"], size["HEAD_DIM"]
+    q, k, v = (torch.randn(z, h, n, d) * 0.5 for _ in range(3))
+    out = torch.empty_like(q)
+    scale = 1 / math.sqrt(d)
+    grid = (triton.cdiv(n, ATTN_BLOCK_M), z * h, 1)
+    strides = (q.stride(0), q.stride(1), q.stride(2), q.stride(3))
+
+    def sdpa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, scale=scale)
+
+    compiled = torch.compile(sdpa)
+    return Prepared(
+        ours=lambda: attention_fwd_kernel[grid](
+            q, k, v, out, scale, *strides, z, h, n, HEAD_DIM=d, BLOCK_M=ATTN_BLOCK_M, BLOCK_N=ATTN_BLOCK_N, CAUSAL=False
+        ),
+        peers={"torch": lambda: sdpa(q, k, v), "torch.compile": lambda: compiled(q, k, v)},
+        check=lambda: check(out, sdpa(q, k, v), 1e-4, 1e-4),
+        work=4 * z * h * n * n * d,  # QK^T and PV, 2 flops per multiply-add
+    )
+
+
+#: elements of the tiny kernel whose launches are timed (4 programs of 1024)
+LAUNCH_N = 4096
+
+
+def _launches(size: Size, backend: str) -> Prepared:
+    count = size["launches"]
+    x, y, out, ref = torch.rand(LAUNCH_N), torch.rand(LAUNCH_N), torch.empty(LAUNCH_N), torch.empty(LAUNCH_N)
+
+    def ours() -> None:
+        for _ in range(count):
+            add_kernel[(LAUNCH_N // 1024,)](x, y, out, LAUNCH_N, BLOCK=1024)
+
+    def peer() -> None:
+        for _ in range(count):
+            torch.add(x, y, out=ref)
+
+    return Prepared(ours=ours, peers={"torch": peer}, check=lambda: check(out, x + y, 0.0, 0.0), work=count)
+
+
+_SQUARE = {"full": {"M": 4096, "N": 4096}, "quick": {"M": 2048, "N": 2048}, "smoke": {"M": 16, "N": 256}}
+_SQUARE_INTERP = {"full": {"M": 256, "N": 1024}, "quick": {"M": 64, "N": 1024}, "smoke": {"M": 4, "N": 256}}
+_MM = {"full": {"n": 2048}, "quick": {"n": 1024}, "smoke": {"n": 64}}
+_MM_INTERP = {"full": {"n": 256}, "quick": {"n": 128}, "smoke": {"n": 64}}
+_MM_ROUNDS = {"full": (5, 1), "quick": (3, 1), "smoke": (2, 1)}
+
+
+def _attn_size(h: int, n: int, d: int) -> Size:
+    return {"Z": 1, "H": h, "N_CTX": n, "HEAD_DIM": d}
+
+
+CASES: tuple[Case, ...] = (
+    Case(
+        "vector_add",
+        "GB/s",
+        {"full": {"n": 1 << 24}, "quick": {"n": 1 << 22}, "smoke": {"n": 1 << 12}},
+        _vector_add,
+        {"full": {"n": 1 << 18}, "quick": {"n": 1 << 16}, "smoke": {"n": 1 << 12}},
+    ),
+    Case("softmax", "GB/s", _SQUARE, _softmax, _SQUARE_INTERP),
+    Case("layer_norm_fwd", "GB/s", _SQUARE, _layer_norm, _SQUARE_INTERP),
+    Case("matmul_fp32", "GFLOP/s", _MM, _matmul(torch.float32), _MM_INTERP, numpy=True, rounds=_MM_ROUNDS),
+    Case("matmul_fp16_acc32", "GFLOP/s", _MM, _matmul(torch.float16), _MM_INTERP, numpy=True, rounds=_MM_ROUNDS),
+    Case(
+        "attention_fwd",
+        "GFLOP/s",
+        {"full": _attn_size(8, 1024, 64), "quick": _attn_size(4, 512, 64), "smoke": _attn_size(1, 32, 16)},
+        _attention,
+        {"full": _attn_size(1, 256, 64), "quick": _attn_size(1, 128, 64), "smoke": _attn_size(1, 32, 16)},
+        rounds=_MM_ROUNDS,
+    ),
+    Case(
+        "launch",
+        "us/launch",
+        {"full": {"launches": 1000}, "quick": {"launches": 200}, "smoke": {"launches": 10}},
+        _launches,
+        rounds={"full": (7, 1), "quick": (5, 1), "smoke": (2, 1)},
+    ),
+)
+
+
+def get(name: str) -> Case:
+    for case in CASES:
+        if case.name == name:
+            return case
+    raise KeyError(f"no benchmark case {name!r}; cases: {', '.join(c.name for c in CASES)}")
+
+
+def select(filter: str | None) -> list[Case]:
+    """Cases whose name contains every word of `filter` (all of them for None)."""
+    words = (filter or "").split()
+    return [c for c in CASES if all(w in c.name for w in words)]
