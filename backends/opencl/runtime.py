@@ -26,6 +26,7 @@ from triton_backend_sdk.signals import kept_signal_handlers
 from .clock import clock_features
 from .compiler import CPU_FEATURE
 from .fences import fence_features
+from .ptx_features import ptx_features
 
 NAME = "opencl"
 BUILD_OPTIONS = ("-cl-std=CL1.2",)
@@ -154,6 +155,7 @@ def features_of(dev: Any) -> tuple[str, ...]:
         feats.add("correctly_rounded_divide_sqrt")
     feats |= clock_features(dev, bool(dev.type & pyopencl.device_type.CPU), is_pocl(dev))  # timed atomic_poll
     feats |= fence_features(dev)  # device-scope acquire/release on NVIDIA (fences.py)
+    feats |= ptx_features(dev)  # warp shuffles and tl.exp's ex2.approx on NVIDIA (ptx_features.py)
     return tuple(sorted(feats))
 
 

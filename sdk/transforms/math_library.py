@@ -106,7 +106,7 @@ for _cls, _base in [
     (O.Cosh, "cosh"),
     (O.Erf, "erf"),
     (O.Erfc, "erfc"),
-    (O.Exp, "exp"),
+    (O.PreciseExp, "exp"),  # libdevice's exp is precise where Triton's CUDA path approximates tl.exp (ex2.approx)
     (O.Exp2, "exp2"),
     (O.Expm1, "expm1"),
     (O.Log, "log"),
@@ -390,7 +390,9 @@ def expand_libm(op: Op, expansion: Callable[[MathBuilder, list[Value]], Value]) 
 
 @ir_pass("math-library")
 class MathLibrary:
-    """Every `tt.extern_elementwise` naming a `__nv_*` function becomes SDK ops (see the module docstring)."""
+    """Every `tt.extern_elementwise` naming a `__nv_*` function becomes SDK ops (see the module docstring). A
+    `sdk.precise_exp` (libdevice's exp, the expansions' exp) stays one only for a backend with a rule of its own for
+    it, one that may approximate a plain `math.exp`; elsewhere it is that plain exp."""
 
     rules: RuleTable | None = None
 
@@ -403,6 +405,10 @@ class MathLibrary:
             expansion = LIBM_EXPANSIONS.get(type(op))
             if expansion is not None and not (self.rules is not None and self.rules.has_own(type(op))):
                 expand_libm(op, expansion[0])
+        if self.rules is None or not self.rules.has_own(O.PreciseExp):
+            for op in list(module.walk()):
+                if type(op) is O.PreciseExp:
+                    _replace(op, MathBuilder(op).un(O.Exp, op.src))
 
 
 __all__ = ["LIBM_EXPANSIONS", "LIBRARY", "REFUSED", "MathFunction", "MathLibrary"]

@@ -115,7 +115,8 @@ class MathBuilder(Builder):
         return self.un(O.PreciseSqrt, x)
 
     def exp(self, x: Value) -> Value:
-        return self.un(O.Exp, x)
+        """A precise exp: an expansion's stated accuracy holds on a backend that approximates `math.exp`."""
+        return self.un(O.PreciseExp, x)
 
     def log(self, x: Value) -> Value:
         return self.un(O.Log, x)

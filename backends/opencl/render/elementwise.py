@@ -246,6 +246,7 @@ def render_float_binary(ctx: RenderContext, op: Op) -> None:
 
 _FLOAT_UNARY_FN = {
     O.Exp: "exp",
+    O.PreciseExp: "exp",
     O.Exp2: "exp2",
     O.Expm1: "expm1",
     O.Log: "log",
@@ -293,7 +294,7 @@ def render_float_unary(ctx: RenderContext, op: Op) -> None:
         return
     fn = _FLOAT_UNARY_FN[type(op)]
     cost = 1 if fn in _CHEAP_UNARY else MATH_COST
-    call = vmath.inline_fn(ctx, fn, ctx.ctype(op.result)) or ctx.lang.function(fn)
+    call = vmath.approx_fn(ctx, op) or vmath.inline_fn(ctx, fn, ctx.ctype(op.result)) or ctx.lang.function(fn)
     lift(ctx, op, lambda a: round_to(t, f"{call}({a})", ctx), cost=cost)
 
 

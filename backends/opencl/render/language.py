@@ -47,6 +47,22 @@ class DeviceClock:
     cycles: bool
 
 
+#: descriptor features of NVIDIA's inline-PTX warp shuffles and approximate exp2 (backends/opencl/ptx_features.py)
+WARP_SHFL_PTX = "warp_ptx_shfl_sync32"  # 32-lane warps of consecutive local ids, shfl.sync (sm_70 and later)
+EXP2_PTX_APPROX = "exp2_ptx_approx_ftz"  # ex2.approx.ftz.f32, what Triton's CUDA path computes tl.exp with
+
+
+@dataclass(frozen=True)
+class WarpShuffle:
+    """A butterfly exchange within warps of `width` work-items (consecutive local ids, run in lockstep), where the
+    descriptor has `feature`: `bfly` (format with {out}, {x}, {mask}) is a statement setting the `uint` `out` to
+    the `uint` `x` of the work-item whose lane is this one's xor `mask`. Every work-item of the warp must run it."""
+
+    feature: str
+    width: int
+    bfly: str
+
+
 @dataclass(frozen=True)
 class CStyleLanguage:
     kernel_prefix: str = ""
@@ -91,6 +107,10 @@ class CStyleLanguage:
     builtins: Mapping[str, str] = field(default_factory=dict, hash=False)
     #: the device clocks the dialect can read, in order of preference (C has none a kernel may call)
     clocks: tuple[DeviceClock, ...] = ()
+    #: warp shuffles a device compiler takes, in order of preference (C has none)
+    warp_shuffles: tuple[WarpShuffle, ...] = ()
+    #: (descriptor feature, statement) of an approximate fp32 2^x, format with {out} and {x} (float variables)
+    approx_exp2s: tuple[tuple[str, str], ...] = ()
 
     def _missing(self, what: str) -> LanguageError:
         return LanguageError(f"{type(self).__name__} has no spelling for {what}")
@@ -117,6 +137,14 @@ class CStyleLanguage:
         """A fence ordering global memory for every work-group of the device, where the device has one of
         `device_fences`; None where `global_fence` is all there is."""
         return next((stmt for feature, stmt in self.device_fences if feature in features), None)
+
+    def warp_shuffle(self, features: frozenset[str]) -> WarpShuffle | None:
+        """The first of `warp_shuffles` whose feature the device has, or None (reductions go through memory)."""
+        return next((w for w in self.warp_shuffles if w.feature in features), None)
+
+    def approx_exp2(self, features: frozenset[str]) -> str | None:
+        """The device's approximate fp32 2^x statement where it has one of `approx_exp2s`, else None."""
+        return next((stmt for feature, stmt in self.approx_exp2s if feature in features), None)
 
     def printf(self, fmt: str, *args: str) -> str:
         """A call printing `fmt` (the body of a C string literal) with `args`."""
@@ -190,6 +218,18 @@ _OPENCL_DEVICE_FENCES = (
 )
 
 
+#: NVIDIA's inline PTX: a full-warp butterfly shuffle of 32 bits (every lane takes part: the group's control flow
+#: is uniform), and ex2.approx.ftz (max 2 ulp relative error over its range, subnormal results flushed to zero)
+_OPENCL_WARP_SHUFFLES = (
+    WarpShuffle(
+        WARP_SHFL_PTX,
+        32,
+        'asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"({out}) : "r"({x}), "r"({mask}));',
+    ),
+)
+_OPENCL_APPROX_EXP2 = ((EXP2_PTX_APPROX, 'asm("ex2.approx.ftz.f32 %0, %1;" : "=f"({out}) : "f"({x}));'),)
+
+
 @dataclass(frozen=True)
 class OpenCLLanguage(CStyleLanguage):
     kernel_prefix: str = "__kernel "
@@ -217,6 +257,8 @@ class OpenCLLanguage(CStyleLanguage):
     fp_contract_off: str = "#pragma OPENCL FP_CONTRACT OFF"
     builtins: Mapping[str, str] = field(default_factory=lambda: dict(_OPENCL_BUILTINS), hash=False)
     clocks: tuple[DeviceClock, ...] = _OPENCL_CLOCKS
+    warp_shuffles: tuple[WarpShuffle, ...] = _OPENCL_WARP_SHUFFLES
+    approx_exp2s: tuple[tuple[str, str], ...] = _OPENCL_APPROX_EXP2
 
     def bitcast(self, to: str, x: str) -> str:
         return f"as_{to}({x})"

@@ -1,7 +1,8 @@
 """Reductions and scans across the work-group, through local memory and barriers (shared C-like rules).
 
 A full reduction of a tile with at least L elements first combines each work-item's own elements in registers,
-then tree-reduces the L partial results in local memory (log2 L barrier steps). Any other reduction writes the tile
+then combines the L partial results: by warp shuffles where the device has them (warp_reduce.py), else in local
+memory (S ~ sqrt L chains, two barriers). Any other reduction writes the tile
 to local memory and tree-reduces along the axis: step s combines element k with k+s for every k < s of every output,
 the work spread over the group. Scans are Hillis-Steele over double-buffered local memory (log2 K steps); Triton's
 combine functions are associative, and reduction combiners are also taken as commutative, as on Triton's GPUs.
@@ -18,6 +19,7 @@ from triton_backend_sdk.ir.core import Op
 from . import ctypes as CT
 from .context import MAX_UNROLL, Idx, RenderContext, ScratchArray, Tile, check_pow2, log2, numel, strides
 from .rules import CSTYLE_RULES as RULES
+from .warp_reduce import warp_combine_partials
 
 
 def combine(ctx: RenderContext, op: Op, lhs: list[str], rhs: list[str], targets: list[str]) -> None:
@@ -90,7 +92,7 @@ def _reduce_all(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: 
             combine(ctx, op, accs, xs, accs)
 
         ctx.tile_loop(shape, body)
-    if L > 1:
+    if L > 1 and not warp_combine_partials(ctx, op, ctypes, accs):
         _combine_partials(ctx, op, srcs, ctypes, accs)
     for res, a, ct in zip(op.results, accs, ctypes):
         if res.type.is_tensor:

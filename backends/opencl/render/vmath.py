@@ -1,4 +1,4 @@
-"""Inline fp32 math. tanh, on every device: PoCL's built-in never reaches ±1, the helper below does.
+"""Inline fp32 math. exp on NVIDIA: `tl.exp` as Triton's CUDA path computes it (`approx_fn`). tanh, on every device: PoCL's built-in never reaches ±1, the helper below does.
 
 exp, on CPU devices, where the device compiler vectorizes a tile loop only as well as its math calls: PoCL's `exp`
 is the largest part of a softmax there (4096² rows: 4.2 of 11.6 ms). The inline version is branch-free, so it
@@ -11,6 +11,10 @@ polynomial with FMA, then 2^k applied as two exact power-of-two factors so that 
 """
 
 from __future__ import annotations
+
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Op
+from triton_backend_sdk.ir.types import f32
 
 from ..compiler import CPU_FEATURE
 from .context import RenderContext
@@ -47,6 +51,28 @@ def exp_f32(lang: CStyleLanguage) -> str:
 TANH_F32 = """inline float tb_tanh_f32(float x) {
   return fabs(x) >= 9.01091384887695f ? copysign(1.0f, x) : tanh(x);
 }"""
+
+
+def _exp_approx_f32(ctx: RenderContext, exp2: str) -> str:
+    """exp(x) as 2^(x·log2 e) by the device's approximate 2^x: the product is rounded once, as on Triton's CUDA path,
+    so large |x| lose what the rounding loses (relative error ~ |x|·2^-24 beside the instruction's own)."""
+    body = exp2.format(out="y", x="t")
+    text = f"inline float tb_exp_approx_f32(float x) {{\n  const float t = x * 1.44269504088896341f;\n  float y;\n  {body}\n  return y;\n}}"
+    return ctx.define_helper("tb_exp_approx_f32", text)
+
+
+#: ops a device may compute approximately where its fp32 precision allows what Triton's CUDA path does: `math.exp`
+#: (tl.exp) is `ex2.approx.ftz.f32` of x·log2 e there; libdevice's exp (`sdk.precise_exp`, a subclass) is not
+_APPROXIMABLE_F32 = {O.Exp: _exp_approx_f32}
+
+
+def approx_fn(ctx: RenderContext, op: Op) -> str | None:
+    """The device's approximate version of `op` (an fp32 unary float op), or None: keep the precise one."""
+    build = _APPROXIMABLE_F32.get(type(op))
+    exp2 = ctx.lang.approx_exp2(ctx.features)
+    if build is None or exp2 is None or op.result.type.element != f32:
+        return None
+    return build(ctx, exp2)
 
 
 def inline_fn(ctx: RenderContext, fn: str, ctype: str) -> str | None:
