@@ -2,45 +2,18 @@
 
 The machine is shared and noisy, so each case alternates ours/peer for several rounds and compares medians; the
 ratio is peer_time / our_time (> 1: we are faster). pytest-benchmark times our side; `extra_info` carries the rest.
+The interleaving (and its idle gap) is `triton_backend_sdk.bench.timing`, the one `triton-sdk bench` uses.
 """
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable
 
 import pytest
 import torch
+from triton_backend_sdk.bench.timing import GAP_S, interleaved, median_ms
 
-#: idle time before each timed call: torch's OpenMP workers (and other thread pools) spin-wait for a while after a
-#: parallel op, and a kernel started in that window shares the 2 cores with spinning threads (measured: opencl vector
-#: add 5.5 ms run alone, 6.8 ms right after torch.add, 5.3 ms with OMP_WAIT_POLICY=PASSIVE). With the gap, both
-#: sides start from idle pools, as a call after other work would.
-GAP_S = 0.01
-
-
-def median_ms(fn: Callable[[], object], reps: int) -> float:
-    ts = []
-    for _ in range(reps):
-        time.sleep(GAP_S)
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
-
-
-def interleaved(
-    ours: Callable[[], object], peer: Callable[[], object], rounds: int = 7, reps: int = 3
-) -> tuple[float, float]:
-    """Medians (ms) of ours and peer, measured in alternation so both see the same machine state."""
-    ours()
-    peer()
-    a, b = [], []
-    for _ in range(rounds):
-        a.append(median_ms(ours, reps))
-        b.append(median_ms(peer, reps))
-    return statistics.median(a), statistics.median(b)
+__all__ = ["GAP_S", "interleaved", "median_ms"]
 
 
 class _Recorded(dict):

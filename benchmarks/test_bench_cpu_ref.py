@@ -1,56 +1,39 @@
-"""cpu_ref against torch on the CPU (issue 4 targets), ratios from interleaved runs in the same session."""
+"""cpu_ref against torch on the CPU (issue 4 targets), ratios from interleaved runs in the same session. The cases
+shared with `triton-sdk bench` are built by triton_backend_sdk.bench.cases (see cases.py)."""
 
 from __future__ import annotations
 
 import time
 
 import torch
-import torch.nn.functional as F
 import triton
 import triton_backend_sdk
+from triton_backend_sdk.bench.timing import median_ms
 from triton_backend_sdk.demo import add_kernel, softmax_kernel
 
-from .conftest import median_ms
-from .kernels import layer_norm_fwd_kernel, matmul, row_max_loop_kernel
+from .cases import assert_ok, full
+from .kernels import row_max_loop_kernel
 
 BACKEND = "cpu_ref"  # made active for every case by conftest.active_backend
 
 
 def test_vector_add_2e24(compare):
-    n = 1 << 24
-    x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
-    info = compare(
-        lambda: add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024),
-        lambda: torch.add(x, y, out=out),
-        work=3 * 4 * n / 1e9,
-        unit="GB/s",
-    )
-    torch.testing.assert_close(out, x + y)
+    p = full("vector_add", BACKEND)
+    info = compare(p.ours, p.peers["torch"], work=p.work / 1e9, unit="GB/s")
+    assert_ok(p)
     assert info["ratio"] > 0
 
 
 def test_softmax_4096(compare):
-    m = n = 4096
-    x, y = torch.randn(m, n), torch.empty(m, n)
-    ref = torch.empty(m, n)
-    compare(
-        lambda: softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n, BLOCK=n),
-        lambda: torch.softmax(x, dim=1, out=ref),
-    )
-    torch.testing.assert_close(y, torch.softmax(x, dim=1))
+    p = full("softmax", BACKEND)
+    compare(p.ours, p.peers["torch"])
+    assert_ok(p)
 
 
 def test_layer_norm_fwd_4096(compare):
-    m = n = 4096
-    x, w, b = torch.randn(m, n), torch.rand(n), torch.randn(n)
-    y, mean, rstd = torch.empty(m, n), torch.empty(m), torch.empty(m)
-    compiled = torch.compile(lambda x: F.layer_norm(x, (n,), w, b, 1e-5))
-    compiled(x)
-    compare(
-        lambda: layer_norm_fwd_kernel[(m,)](x, y, w, b, mean, rstd, x.stride(0), n, 1e-5, BLOCK_SIZE=1024),
-        lambda: compiled(x),
-    )
-    torch.testing.assert_close(y, F.layer_norm(x, (n,), w, b, 1e-5), atol=1e-4, rtol=1e-4)
+    p = full("layer_norm_fwd", BACKEND)
+    compare(p.ours, p.peers["torch.compile"])
+    assert_ok(p)
 
 
 def test_row_max_loop_2048x4096(compare):
@@ -67,11 +50,9 @@ def test_row_max_loop_2048x4096(compare):
 
 
 def test_matmul_2048(compare):
-    s = 2048
-    a, b, c = torch.randn(s, s), torch.randn(s, s), torch.empty(s, s)
-    ref = torch.empty(s, s)
-    compare(lambda: matmul(a, b, c), lambda: torch.mm(a, b, out=ref), work=2 * s**3 / 1e9, unit="GFLOP/s", rounds=5)
-    torch.testing.assert_close(c, ref, atol=1e-2, rtol=1e-3)
+    p = full("matmul_fp32", BACKEND)
+    compare(p.ours, p.peers["torch"], work=p.work / 1e9, unit="GFLOP/s", rounds=5)
+    assert_ok(p)
 
 
 def test_launch_overhead_vector_add_2e12(compare):
