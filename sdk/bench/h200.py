@@ -99,7 +99,11 @@ def rows(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, list[tuple[str
 
 def markdown(runs: dict[str, dict[str, dict[str, Any]]], meta: dict[str, Any]) -> str:
     versions = meta.get("versions")
-    vtext = ", ".join(f"{k} {v}" for k, v in versions.items()) if isinstance(versions, dict) else "not recorded"
+    vtext = (
+        ", ".join(f"{k} {v}" for k, v in versions.items())
+        if isinstance(versions, dict)
+        else "not recorded in these files (the run's env.txt lists them where it was kept)"
+    )
     lines = [
         f"# SDK backends on {meta.get('device', 'the GPU')} vs Triton's CUDA backend",
         "",

@@ -10,7 +10,10 @@ from typing import Any
 #: a row of a ratio chart: (label, {peer: ratio or None})
 ChartRow = tuple[str, dict[str, float | None]]
 
-PEER_ORDER = ("torch", "torch.compile", "numpy", "interpreter")
+#: bar order (and color) of the peers; the H200 rendering's two come last
+PEER_ORDER = ("torch", "torch.compile", "numpy", "interpreter", "triton-cuda", "torch-cuda")
+#: legend text where the peer's name alone would mislead
+LEGEND = {"interpreter": "Triton interpreter\n(at its smaller size)", "numpy": "numpy (OpenBLAS)"}
 
 
 def require_matplotlib() -> None:
@@ -134,7 +137,7 @@ def plot(path: str, panels: list[tuple[str, list[ChartRow]]], title: str) -> Non
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     names = {p for _, rows in panels for _, ratios in rows for p, v in ratios.items() if v}
     peers = [p for p in PEER_ORDER if p in names] + sorted(names - set(PEER_ORDER))
@@ -154,7 +157,8 @@ def plot(path: str, panels: list[tuple[str, list[ChartRow]]], title: str) -> Non
             present = [(p, ratios[p]) for p in peers if ratios.get(p)]
             ticks.append(y + bar * (max(1, len(present)) - 1) / 2)
             for peer, v in present:
-                ax.barh(y, v, height=bar * 0.85, color=color[peer], label=None if peer in seen else peer)
+                label = None if peer in seen else LEGEND.get(peer, peer)
+                ax.barh(y, v, height=bar * 0.85, color=color[peer], label=label)
                 ax.annotate(_times(v), (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
                 seen.add(peer)
                 y += bar
@@ -169,8 +173,14 @@ def plot(path: str, panels: list[tuple[str, list[ChartRow]]], title: str) -> Non
         lo, hi = ax.get_xlim()
         ax.set_xlim(min(lo, 0.5), max(hi, 1.5) * 1.5)  # room for the value labels
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        lo, hi = ax.get_xlim()
+        if hi / lo < 100:  # under two decades there is room to label 2x and 5x ticks as well
+            ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+        else:
+            ax.xaxis.set_minor_formatter(NullFormatter())
         handles, labels = ax.get_legend_handles_labels()
-        order = sorted(range(len(labels)), key=lambda i: peers.index(labels[i]))
+        named = {LEGEND.get(p, p): i for i, p in enumerate(peers)}
+        order = sorted(range(len(labels)), key=lambda i: named[labels[i]])
         ax.legend(
             [handles[i] for i in order],
             [labels[i] for i in order],
