@@ -159,6 +159,15 @@ def _decoded(ctx: LoweringContext, t: Tile, v: Value) -> Tile:
     )
 
 
+def _widened(ctx: LoweringContext, t: Tile, ety: ir.Type) -> Tile:
+    """An fp16/bf16/int8 operand widened to the accumulator type once, into a buffer: the microkernel reads each
+    element of b once per row block of the output (and each of a once per column block), so widening at each read
+    repeats the conversion m/MR (n/NV·V) times."""
+    if t.ety == ety:
+        return t
+    return ctx.materialize(Tile(t.shape, ety, gen=lambda b, idx: _widen(ctx, t.element(b, idx), ety), cost=t.cost + 1))
+
+
 @RULES.register(O.Dot)
 def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
     a, b_, c = (ctx.tile(v) for v in (op.a, op.b, op.c))
@@ -178,6 +187,8 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
         ety = F32
     out = c if _accumulates_in_place(op) and c.buf is not None else ctx.materialize(c)
     plan = _microkernel_plan(ctx, ety, shape[-2], shape[-1])
+    if plan is not None:
+        a, b_ = _widened(ctx, a, ety), _widened(ctx, b_, ety)
 
     def batch(bidx: list[ir.Value]) -> None:
         if plan is not None:
