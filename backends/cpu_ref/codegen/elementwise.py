@@ -167,6 +167,25 @@ def _rsqrt(ctx: LoweringContext, a: ir.Value) -> ir.Value:
     return ctx.b.fdiv(ir.Constant(a.type, 1.0), call_intrinsic(ctx, "llvm.sqrt", [a]))
 
 
+#: unary float ops computed by the C math library, one scalar call per element
+_LIBM_UNARY: dict[type, str] = {
+    O.Tan: "tan",
+    O.Asin: "asin",
+    O.Acos: "acos",
+    O.Atan: "atan",
+    O.Sinh: "sinh",
+    O.Cosh: "cosh",
+    O.Tanh: "tanh",
+    O.Asinh: "asinh",
+    O.Acosh: "acosh",
+    O.Atanh: "atanh",
+    O.Erf: "erf",
+    O.Erfc: "erfc",
+    O.Expm1: "expm1",
+    O.Log1p: "log1p",
+    O.Cbrt: "cbrt",
+}
+
 _FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
     O.NegF: lambda ctx, a: ctx.b.fneg(a),
     O.Exp: vmath.exp,
@@ -185,21 +204,20 @@ _FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
     O.Round: _intr("llvm.round"),
     O.RoundEven: _intr("llvm.roundeven"),
     O.Rsqrt: _rsqrt,
-    O.Tan: _libm("tan"),
-    O.Asin: _libm("asin"),
-    O.Acos: _libm("acos"),
-    O.Atan: _libm("atan"),
-    O.Sinh: _libm("sinh"),
-    O.Cosh: _libm("cosh"),
-    O.Tanh: _libm("tanh"),
-    O.Asinh: _libm("asinh"),
-    O.Acosh: _libm("acosh"),
-    O.Atanh: _libm("atanh"),
-    O.Erf: _libm("erf"),
-    O.Erfc: _libm("erfc"),
-    O.Expm1: _libm("expm1"),
-    O.Log1p: _libm("log1p"),
-    O.Cbrt: _libm("cbrt"),
+    **{cls: _libm(name) for cls, name in _LIBM_UNARY.items()},
+}
+
+#: the inline exp/exp2 (vmath.py) is ~20 vector instructions per element
+_EXP_WEIGHT = 16
+#: a scalar libm call per element (LLVM lowers llvm.log/sin/cos on vectors to one call per lane as well)
+_LIBM_WEIGHT = 24
+#: costs of the unary ops that are more than an instruction, for the tile model's store-or-recompute decision: a
+#: tile of them used twice (softmax's exp feeds a sum and a division) is then stored once, not computed twice
+_UNARY_WEIGHT: dict[type, int] = {
+    O.Exp: _EXP_WEIGHT,
+    O.Exp2: _EXP_WEIGHT,
+    **dict.fromkeys((O.Log, O.Log2, O.Log10, O.Sin, O.Cos), _LIBM_WEIGHT),
+    **dict.fromkeys(_LIBM_UNARY, _LIBM_WEIGHT),
 }
 
 
@@ -210,7 +228,7 @@ def lower_float_unary(ctx: LoweringContext, op: O.Op) -> None:
         lift(ctx, op, lambda a: _fp8_abs(ctx, a, fmt.fnuz))
         return
     f = _FLOAT_UNARY[type(op)]
-    lift(ctx, op, lambda a: f(ctx, a))
+    lift(ctx, op, lambda a: f(ctx, a), weight=_UNARY_WEIGHT.get(type(op), 1))
 
 
 def _fp8_abs(ctx: LoweringContext, a: ir.Value, fnuz: bool) -> ir.Value:
