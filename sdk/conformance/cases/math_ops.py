@@ -4,6 +4,7 @@ arrive as `tt.extern_elementwise` with `__nv_*` symbols), each against torch in 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import torch
@@ -15,7 +16,16 @@ from . import Case, Launch, register
 from .inputs import FLOATS, rand
 
 F32_64 = ("float32", "float64")
-from .tolerance import EXACT, ulp
+from .tolerance import EXACT, Tolerance, ulp
+
+
+def _approx_exp_f32(n: float) -> Callable[[str], Tolerance]:
+    """ulp(n) for float64; for float32 what Triton's CUDA path gives `tl.exp` (ex2.approx.ftz.f32 of x·log2 e, 2 ulp
+    of its own plus ~1.22·|x| ulp from the rounded product: <= 12.3 ulp for |x| <= 8, 16 with margin; its own run
+    fails ulp(2) on 127 of 777, benchmarks/results/h200/cuda_goldens_outcomes.txt), which the opencl backend
+    computes on NVIDIA too."""
+    return lambda dtype: ulp(16) if dtype == "float32" else ulp(n)
+
 
 BLOCK = 128
 SHAPES = ((1,), (777,))
@@ -148,7 +158,7 @@ def _flip_lsb(x: torch.Tensor) -> torch.Tensor:
 
 #: op -> (reference on float64 inputs x, y, z, dtypes, (lo, hi, signed) of x, tolerance)
 _OPS = {
-    "exp": (lambda x, y, z: torch.exp(x), F32_64, (0.1, 8, True), ulp(2)),
+    "exp": (lambda x, y, z: torch.exp(x), F32_64, (0.1, 8, True), _approx_exp_f32(2)),
     "exp2": (lambda x, y, z: torch.exp2(x), F32_64, (0.1, 8, True), ulp(2)),
     "log": (lambda x, y, z: torch.log(x), F32_64, (0.01, 100, False), ulp(2)),
     "log2": (lambda x, y, z: torch.log2(x), F32_64, (0.01, 100, False), ulp(2)),
@@ -163,7 +173,7 @@ _OPS = {
     "fma": (lambda x, y, z: _exact_fma(x, y, z), FLOATS, (0.5, 4, True), ulp(0.5001)),
     "div_rn": (lambda x, y, z: x / y, ("float32",), (0.5, 4, True), ulp(0.5001)),
     "fdiv": (lambda x, y, z: x / y, FLOATS, (0.5, 4, True), ulp(1)),
-    "sigmoid": (lambda x, y, z: torch.sigmoid(x), F32_64, (0.1, 8, True), ulp(3)),
+    "sigmoid": (lambda x, y, z: torch.sigmoid(x), F32_64, (0.1, 8, True), _approx_exp_f32(3)),
     "clamp": (lambda x, y, z: torch.clamp(x, -1.5, 2.25), FLOATS, (0.1, 4, True), EXACT),
     "maximum_nan": (lambda x, y, z: torch.maximum(x, y), FLOATS, (0.1, 4, True), EXACT),
     "minimum_nan": (lambda x, y, z: torch.minimum(x, y), FLOATS, (0.1, 4, True), EXACT),
