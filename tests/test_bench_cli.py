@@ -117,3 +117,19 @@ def test_render_h200_without_a_cuda_run_is_a_user_error(tmp_path, capsys):
     (tmp_path / "bench_opencl.json").write_text("[]")
     assert cli.main(["bench", "--render-h200", str(tmp_path), "--out", str(tmp_path)]) == 2
     assert "need bench_*.json files for 'cuda'" in capsys.readouterr().err
+
+
+def test_backend_that_cannot_start_fails_its_cases_with_exit_1(tmp_path, capsys, monkeypatch):
+    import triton_backend_sdk
+
+    def refuse(name: str) -> None:
+        raise RuntimeError(f"{name}: no device (test)")
+
+    monkeypatch.setattr(triton_backend_sdk, "use", refuse)
+    argv = ["bench", "--sizes", "smoke", "-k", "vector_add", "--backend", "cpu_ref", "--no-interpreter"]
+    assert cli.main([*argv, "--out", str(tmp_path)]) == 1
+    assert "backend cpu_ref did not start: RuntimeError: cpu_ref: no device (test)" in capsys.readouterr().err
+    (rec,) = json.loads((tmp_path / "bench.json").read_text())["results"]
+    assert rec["case"] == "vector_add" and "no device" in rec["error"]
+    assert "| vector_add | - | ERROR |" in (tmp_path / "bench.md").read_text()
+    _valid_png(tmp_path / "bench.png")

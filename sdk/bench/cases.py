@@ -175,7 +175,7 @@ _SQUARE = {"full": {"M": 4096, "N": 4096}, "quick": {"M": 2048, "N": 2048}, "smo
 _SQUARE_INTERP = {"full": {"M": 256, "N": 1024}, "quick": {"M": 64, "N": 1024}, "smoke": {"M": 4, "N": 256}}
 _MM = {"full": {"n": 2048}, "quick": {"n": 1024}, "smoke": {"n": 64}}
 _MM_INTERP = {"full": {"n": 256}, "quick": {"n": 128}, "smoke": {"n": 64}}
-_MM_ROUNDS = {"full": (5, 1), "quick": (3, 1), "smoke": (2, 1)}
+_MM_ROUNDS = {"full": (7, 1), "quick": (3, 1), "smoke": (2, 1)}
 
 
 def _attn_size(h: int, n: int, d: int) -> Size:

@@ -114,9 +114,9 @@ def markdown(runs: dict[str, dict[str, dict[str, Any]]], meta: dict[str, Any]) -
         ),
         "",
         (
-            "Ratio = CUDA time / our kernel time (> 1: ours faster). Our time is the kernel alone (OpenCL profiling "
-            "events); Triton-CUDA's and torch's are `triton.testing.do_bench`. Our launch time includes copying the CPU "
-            "tensors to the GPU and back (opencl launches take host tensors)."
+            "Ratio = CUDA time / our kernel time (> 1: ours faster). Our time is the kernel alone (OpenCL "
+            "profiling events); Triton-CUDA's and torch's are `triton.testing.do_bench`. Our launch time includes "
+            "copying the CPU tensors to the GPU and back (opencl launches take host tensors)."
         ),
     ]
     for backend, entries in rows(runs).items():

@@ -56,9 +56,20 @@ def versions() -> dict[str, str]:
     return out
 
 
+def launcher_threads() -> int | None:
+    """Threads of the SDK's native launcher pool (cpu_ref's programs run on it)."""
+    try:
+        from .. import _native
+
+        return int(_native.get_num_threads())
+    except (ImportError, AttributeError):
+        return None
+
+
 def host(threads: int) -> dict[str, Any]:
     llc = last_level_cache_bytes()
     return {
+        "sdk_launcher_threads": launcher_threads(),
         "cpu": cpu_info(),
         "cores": os.cpu_count(),
         "cores_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),

@@ -36,6 +36,10 @@ def _mib(n: int | None) -> str:
     return "?" if not n else f"{n / (1 << 20):.0f} MiB"
 
 
+def _pair(measured: list[float] | None) -> str:
+    return "before/after " + "/".join(f"{v:.0f}" for v in measured) if measured else "measured once"
+
+
 def header(report: dict[str, Any]) -> list[str]:
     h, v, roof = report["host"], report["versions"], report["roofline"]
     cpu = h["cpu"]
@@ -44,26 +48,33 @@ def header(report: dict[str, Any]) -> list[str]:
     numpy = f", numpy/OpenBLAS {_num(sgemm.get('numpy_gflops'))}" if "numpy_gflops" in sgemm else ""
     core = h.get("openblas_core") or "?"
     env = ", ".join(f"{k}={val}" for k, val in h.get("openblas_env", {}).items()) or "none set"
+    launcher = h.get("sdk_launcher_threads", "?")
     return [
         f"Measured {report['date']} ({report['mode']} run, {report['seconds']:.0f} s).",
         "",
         (
             f"- Host: {cpu['model_name']}{fam}, {h['cores']} cores ({h['cores_usable']} usable), last-level cache "
-            f"{_mib(h['llc_bytes'])}, {h['threads']} threads (torch); OpenBLAS core {core} (numpy timed in a child "
-            f"without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE; this host's: {env})."
+            f"{_mib(h['llc_bytes'])}; threads: torch {h['threads']}, SDK launcher pool {launcher}; OpenBLAS core "
+            f"{core} (numpy timed in a child without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE; this host's: {env})."
         ),
-        "- Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()) + f"; torch.compile: Inductor "
-        f"cpu_backend={report.get('inductor_cpu_backend')}.",
         (
-            f"- Roofline (same run): triad a = b + s*c {triad['gbps']:.1f} GB/s (3 arrays of {_mib(triad['array_bytes'])}, "
-            f"best of {triad['repeats']}, {triad['threads']} threads); sgemm {sgemm['gflops']:.0f} GFLOP/s at "
-            f"{sgemm['size']}^3 ({sgemm['source']}; torch.mm {_num(sgemm['torch_mm_gflops'])}{numpy})."
+            "- Versions: "
+            + ", ".join(f"{k} {val}" for k, val in v.items())
+            + f"; torch.compile: Inductor cpu_backend={report.get('inductor_cpu_backend')}."
+        ),
+        (
+            f"- Roofline (same run): triad a = b + s*c {triad['gbps']:.1f} GB/s (3 arrays of "
+            f"{_mib(triad['array_bytes'])}, best of {triad['repeats']}, {triad['threads']} threads; "
+            f"{_pair(triad.get('measured'))}); sgemm {sgemm['gflops']:.0f} GFLOP/s at {sgemm['size']}^3 "
+            f"({sgemm['source']}; torch.mm {_num(sgemm['torch_mm_gflops'])}{numpy}; {_pair(sgemm.get('measured'))}). "
+            "Each ceiling is the higher of a measurement before the cases and one after them."
         ),
         "",
         (
-            "Ratios are peer time / our time (> 1: ours is faster), medians of interleaved rounds; the interpreter's at "
-            "its own smaller size (ours timed at that size too). Roofline: GB/s (inputs read + outputs written) over the "
-            "triad, or GFLOP/s over the sgemm. Spread: slowest round / fastest of ours."
+            "Ratios are peer time / our time (> 1: ours is faster), medians of interleaved rounds; the "
+            "interpreter's at its own smaller size (ours timed at that size too). Roofline: GB/s (inputs read + "
+            "outputs written) over the triad, or GFLOP/s over the sgemm. Spread: slowest round / fastest of ours. "
+            "The machine is shared: compare ratios, not times, and rerun before concluding."
         ),
     ]
 
@@ -83,7 +94,16 @@ def table(results: list[dict[str, Any]]) -> list[str]:
     rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in results:
         if "error" in r:
-            cells = [r["case"], r["size_label"], "ERROR", "", "", "", *[""] * len(peers), r["error"].replace("|", "/")]
+            cells = [
+                r["case"],
+                r.get("size_label", "-"),
+                "ERROR",
+                "",
+                "",
+                "",
+                *[""] * len(peers),
+                r["error"].replace("|", "/"),
+            ]
         else:
             check = r["check"]
             frac = r.get("roofline_fraction")
@@ -122,7 +142,8 @@ def markdown(report: dict[str, Any]) -> str:
 
 def chart_rows(results: list[dict[str, Any]]) -> list[ChartRow]:
     return [
-        (f"{r['case']}\n{r['size_label']}", {n: p.get("ratio") for n, p in r.get("peers", {}).items()}) for r in results
+        (f"{r['case']}\n{r.get('size_label', '')}", {n: p.get("ratio") for n, p in r.get("peers", {}).items()})
+        for r in results
     ]
 
 

@@ -175,7 +175,12 @@ class Runner:
         except ChildError as e:
             return {"size": size, "error": str(e)[-500:]}
         small = case.build(size, backend)
-        times = interleaved_rounds({"ours": local(small.ours), "interpreter": child}, rounds, reps)
+        try:
+            times = interleaved_rounds({"ours": local(small.ours), "interpreter": child}, rounds, reps)
+        except ChildError as e:  # a child that died mid-round is replaced for the next case
+            child.close()
+            self._interp = None
+            return {"size": size, "error": str(e)[-500:]}
         out = _stats(times["interpreter"])
         out.update(size=size, size_label=case.label(size), ours_median_ms=statistics.median(times["ours"]))
         out["ratio"] = out["median_ms"] / out["ours_median_ms"]
@@ -200,7 +205,8 @@ def stderr_progress(line: str) -> None:
 def run(
     cases: list[Case], backends: list[str], mode: str, progress: Progress = stderr_progress, interpreter: bool = True
 ) -> dict[str, Any]:
-    """Every case on every backend (each made Triton's active driver in turn, the previous one restored)."""
+    """Every case on every backend (each made Triton's active driver in turn, the previous one restored), between
+    two measurements of the roofline."""
     import triton_backend_sdk
     from triton.runtime import driver
 
@@ -215,11 +221,21 @@ def run(
         results = []
         for backend in backends:
             prev = driver.active
-            triton_backend_sdk.use(backend)
+            try:
+                triton_backend_sdk.use(backend)
+            except Exception as e:  # noqa: BLE001 - a backend that cannot start fails its cases, not the run
+                error = f"backend {backend} did not start: {type(e).__name__}: {e}".splitlines()[0][:500]
+                progress(f"[{runner.elapsed():6.1f}s] {error}")
+                results += [{"case": c.name, "backend": backend, "error": error, "peers": {}} for c in cases]
+                continue
             try:
                 results += [runner.case(case, backend, report["roofline"]) for case in cases]
             finally:
                 activate(prev)
+        report["roofline"] = _best(report["roofline"], runner.ceilings())
+        for rec, case in zip(results, [c for _ in backends for c in cases]):
+            if "rate" in rec:
+                rec["roofline_fraction"] = _fraction(case, rec["rate"], report["roofline"])
         report["results"] = results
         report["host"]["openblas_core"] = runner.openblas_core
     finally:
@@ -227,6 +243,16 @@ def run(
     report["seconds"] = runner.elapsed()
     report["inductor_cpu_backend"] = _inductor_cpu_backend()
     return report
+
+
+def _best(first: dict[str, Any], last: dict[str, Any]) -> dict[str, Any]:
+    """The higher of the ceilings measured before and after the cases (a ceiling measured while the shared machine
+    was busy put a matmul at 158% of it), each with both measurements."""
+    out = {}
+    for name, key in (("triad", "gbps"), ("sgemm", "gflops")):
+        best = max(first[name], last[name], key=lambda m: m[key])
+        out[name] = {**best, "measured": [first[name][key], last[name][key]]}
+    return out
 
 
 def _inductor_cpu_backend() -> str | None:
@@ -240,4 +266,5 @@ def _inductor_cpu_backend() -> str | None:
 
 
 def failed(report: dict[str, Any]) -> bool:
+    """A case of ours that raised or computed a wrong result (a peer that could not run is a warning)."""
     return any("error" in r or not r["check"]["ok"] for r in report["results"])
