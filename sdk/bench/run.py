@@ -22,9 +22,10 @@ from .cases import Case, Prepared
 from .children import Child, ChildError
 from .timing import Sampler, interleaved_rounds, local, spread
 
-#: a case's repeats spread (largest round median over smallest) above this gets a warning line: on this shared
-#: 2-core host quiet runs spread 1.02-1.2 (the autotune-stability runs in benchmarks/README.md), so beyond 1.25 the
-#: machine was busy during the case and its ratios can be off by more than the differences they are read for
+#: a case's repeats spread (slowest round median over fastest) above this gets a warning line. The ratios are read
+#: against targets 5-20% apart (issue 4: 0.95x-1.2x) and quiet-machine runs here spread 1.02-1.35 per config
+#: (benchmarks/autotune_stability.py); a side whose own rounds differ by more than 25% saw a busy machine in some
+#: of them, and its median can be off by more than the differences the table is read for
 SPREAD_WARN = 1.25
 
 #: interpreter rounds (rounds, calls per round): it is 100-1000x slower, one call per round is plenty
