@@ -4,6 +4,7 @@ the smoke sizes, user mistakes as one line with exit status 2, and the H200 JSON
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -95,10 +96,11 @@ def test_render_h200_from_the_committed_json(tmp_path, capsys):
     shutil.copytree(REPO / "benchmarks/results/h200", src, ignore=shutil.ignore_patterns("bench.md", "bench.png"))
     assert cli.main(["bench", "--render-h200", str(src), "--out", str(tmp_path / "r")]) == 0
     md = (tmp_path / "r" / "bench.md").read_text()
-    names = {r["name"] for r in json.loads((src / "bench_opencl.json").read_text())}
-    for name in names:
-        assert sum(line.startswith(f"| {name} |") for line in md.splitlines()) == 1
-    assert "commit 17f4a2c" in md and "NVIDIA H200" in md
+    cuda = {r["name"]: r["device_ms"] for r in json.loads((src / "bench_cuda.json").read_text())}
+    for rec in json.loads((src / "bench_opencl.json").read_text()):  # whichever run is committed: ratios from it
+        (row,) = [line for line in md.splitlines() if line.startswith(f"| {rec['name']} |")]
+        assert f"| {cuda[rec['name']] / rec['device_ms']:.2f} |" in row
+    assert re.search(r"Run of commit \w+, \d{4}-\d\d-\d\d;", md) and "NVIDIA H200" in md
     _valid_png(tmp_path / "r" / "bench.png")
 
 

@@ -13,7 +13,12 @@ ChartRow = tuple[str, dict[str, float | None]]
 #: bar order (and color) of the peers; the H200 rendering's two come last
 PEER_ORDER = ("torch", "torch.compile", "numpy", "interpreter", "triton-cuda", "torch-cuda")
 #: legend text where the peer's name alone would mislead
-LEGEND = {"interpreter": "Triton interpreter\n(at its smaller size)", "numpy": "numpy (OpenBLAS)"}
+LEGEND = {
+    "interpreter": "Triton interpreter\n(at its smaller size)",
+    "numpy": "numpy (OpenBLAS)",
+    "triton-cuda": "Triton's CUDA backend",
+    "torch-cuda": "torch on CUDA",
+}
 
 
 def require_matplotlib() -> None:
