@@ -289,6 +289,14 @@ def unary_kernel(x_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
         y = libdevice.rcbrt(x)
     elif FN == "tanh":
         y = libdevice.tanh(x)
+    elif FN == "erf":
+        y = libdevice.erf(x)
+    elif FN == "log":
+        y = libdevice.log(x)
+    elif FN == "log2":
+        y = libdevice.log2(x)
+    elif FN == "log10":
+        y = libdevice.log10(x)
     elif FN == "nearbyint":
         y = libdevice.nearbyint(x)
     elif FN == "lgamma":
@@ -342,6 +350,10 @@ def _refs():
         "cospi": _mp(mpmath.cospi),
         "rcbrt": _mp(lambda x: mpmath.sign(x) / mpmath.cbrt(abs(x)) if x != 0 else mpmath.inf),
         "tanh": _mp(mpmath.tanh),
+        "erf": _mp(mpmath.erf),
+        "log": _mp(mpmath.log),
+        "log2": _mp(lambda x: mpmath.log(x, 2)),
+        "log10": _mp(mpmath.log10),
         "exp10": _mp(lambda x: mpmath.power(10, x)),
     }
 
@@ -359,6 +371,10 @@ ACCURACY = {
     "cospi": ([(-8, 8, False), (1e5, 1e7, False)], 2, 2),
     "rcbrt": ([(-100, 100, False), (1e-30, 1e30, True)], 2, 4),
     "tanh": ([(-12, 12, False), (8, 30, False)], 2, 2),
+    "erf": ([(-5, 5, False), (1e-30, 1, True)], 2, 2),
+    "log": ([(1e-38, 1e38, True), (0.5, 2, False)], 1, 1),
+    "log2": ([(1e-38, 1e38, True), (0.5, 2, False)], 1, 1),
+    "log10": ([(1e-38, 1e38, True), (0.5, 2, False)], 2, 2),
     "exp10": ([(-30, 30, False)], 2, 2),
 }
 

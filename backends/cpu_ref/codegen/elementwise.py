@@ -15,7 +15,7 @@ from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.enums import CmpFPredicate, PropagateNan
 
-from . import vmath
+from . import vmath, vmath_more
 from .context import LoweringContext, Tile
 from .numerics import narrow, widen
 from .rules import RULES
@@ -175,24 +175,35 @@ _LIBM_UNARY: dict[type, str] = {
     O.Atan: "atan",
     O.Sinh: "sinh",
     O.Cosh: "cosh",
-    O.Tanh: "tanh",
     O.Asinh: "asinh",
     O.Acosh: "acosh",
     O.Atanh: "atanh",
-    O.Erf: "erf",
     O.Erfc: "erfc",
     O.Expm1: "expm1",
     O.Log1p: "log1p",
     O.Cbrt: "cbrt",
 }
 
+
+def _inline_f32(fn32: Callable[[LoweringContext, ir.Value], ir.Value], f64: Scalar) -> Scalar:
+    """`fn32` (vmath_more.py, straight-line IR the loop vectorizer takes) for f32/f16/bf16; `f64` for doubles."""
+    return lambda ctx, a: f64(ctx, a) if a.type == F64 else vmath.via_f32(ctx, a, fn32)
+
+
+#: unary float ops computed inline in f32 (vmath_more.py) and by libm in f64
+_INLINE_UNARY: dict[type, Scalar] = {
+    O.Tanh: _inline_f32(vmath_more.tanh_f32, _libm("tanh")),
+    O.Erf: _inline_f32(vmath_more.erf_f32, _libm("erf")),
+    O.Log: _inline_f32(vmath_more.log_f32, _intr("llvm.log")),
+    O.Log2: _inline_f32(vmath_more.log2_f32, _intr("llvm.log2")),
+    O.Log10: _inline_f32(vmath_more.log10_f32, _intr("llvm.log10")),
+}
+
 _FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
     O.NegF: lambda ctx, a: ctx.b.fneg(a),
     O.Exp: vmath.exp,
     O.Exp2: vmath.exp2,
-    O.Log: _intr("llvm.log"),
-    O.Log2: _intr("llvm.log2"),
-    O.Log10: _intr("llvm.log10"),
+    **_INLINE_UNARY,
     O.Sin: _intr("llvm.sin"),
     O.Cos: _intr("llvm.cos"),
     O.Sqrt: _intr("llvm.sqrt"),
@@ -209,14 +220,15 @@ _FLOAT_UNARY: dict[type, Callable[[LoweringContext, ir.Value], ir.Value]] = {
 
 #: the inline exp/exp2 (vmath.py) is ~20 vector instructions per element
 _EXP_WEIGHT = 16
-#: a scalar libm call per element (LLVM lowers llvm.log/sin/cos on vectors to one call per lane as well)
+#: the other inline functions (vmath_more.py) are 25-45 instructions; a scalar libm call per element (LLVM lowers
+#: llvm.sin/cos on vectors to one call per lane as well) costs more still
 _LIBM_WEIGHT = 24
 #: costs of the unary ops that are more than an instruction, for the tile model's store-or-recompute decision: a
 #: tile of them used twice (softmax's exp feeds a sum and a division) is then stored once, not computed twice
 _UNARY_WEIGHT: dict[type, int] = {
     O.Exp: _EXP_WEIGHT,
     O.Exp2: _EXP_WEIGHT,
-    **dict.fromkeys((O.Log, O.Log2, O.Log10, O.Sin, O.Cos), _LIBM_WEIGHT),
+    **dict.fromkeys((*_INLINE_UNARY, O.Sin, O.Cos), _LIBM_WEIGHT),
     **dict.fromkeys(_LIBM_UNARY, _LIBM_WEIGHT),
 }
 

@@ -85,7 +85,7 @@ def exp2_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:
     return _exp_reduced(ctx, x, n_f, r)
 
 
-def _via_f32(ctx: LoweringContext, a: ir.Value, fn) -> ir.Value:
+def via_f32(ctx: LoweringContext, a: ir.Value, fn) -> ir.Value:
     if a.type == F32:
         return fn(ctx, a)
     return narrow(ctx.b, fn(ctx, ctx.b.fpext(a, F32)), a.type)
@@ -94,10 +94,10 @@ def _via_f32(ctx: LoweringContext, a: ir.Value, fn) -> ir.Value:
 def exp(ctx: LoweringContext, a: ir.Value) -> ir.Value:
     if a.type == F64:
         return ctx.b.call(ctx.intrinsic("llvm.exp.f64", F64, [F64]), [a])
-    return _via_f32(ctx, a, exp_f32)
+    return via_f32(ctx, a, exp_f32)
 
 
 def exp2(ctx: LoweringContext, a: ir.Value) -> ir.Value:
     if a.type == F64:
         return ctx.b.call(ctx.intrinsic("llvm.exp2.f64", F64, [F64]), [a])
-    return _via_f32(ctx, a, exp2_f32)
+    return via_f32(ctx, a, exp2_f32)
