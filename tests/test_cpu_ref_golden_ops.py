@@ -122,7 +122,7 @@ def test_f64_to_f16_rounds_to_odd_first():
 
 
 def test_libdevice_maps_to_libm_and_intrinsics():
-    """After the SDK's math-library pass: libdevice calls are SDK ops (tanh → libm's tanhf), expansions (isnan →
+    """After the SDK's math-library pass: libdevice calls are SDK ops (atan → libm's atanf), expansions (isnan →
     fcmp uno) and C math functions (`libm.hypot` → hypotf)."""
     from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
     from triton_backend_sdk.ir import parse_ttir
@@ -133,7 +133,7 @@ def test_libdevice_maps_to_libm_and_intrinsics():
     body = (
         RANGE16
         + """
-    %t = tt.extern_elementwise %v {libname = "", libpath = "", pure = true, symbol = "__nv_tanhf"} : (tensor<16xf32>) -> tensor<16xf32>
+    %t = tt.extern_elementwise %v {libname = "", libpath = "", pure = true, symbol = "__nv_atanf"} : (tensor<16xf32>) -> tensor<16xf32>
     %h = tt.extern_elementwise %t, %v {libname = "", libpath = "", pure = true, symbol = "__nv_hypotf"} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
     %i = tt.extern_elementwise %h {libname = "", libpath = "", pure = true, symbol = "__nv_isnanf"} : (tensor<16xf32>) -> tensor<16xi32>
     %c = tt.extern_elementwise %i {libname = "", libpath = "", pure = true, symbol = "__nv_popc"} : (tensor<16xi32>) -> tensor<16xi32>
@@ -149,7 +149,7 @@ def test_libdevice_maps_to_libm_and_intrinsics():
     check_lines(
         ir,
         """
-        call float @"tanhf"(float
+        call float @"atanf"(float
         call float @"hypotf"(float
         fcmp uno float
         zext i1
