@@ -57,6 +57,17 @@ def transposed_copy(x_ptr, y_ptr, M, N, B: tl.constexpr):
     tl.store(y_ptr + r[:, None] * N + r[None, :], tl.trans(v), mask=m)
 
 
+@triton.jit
+def per_channel_affine(x_ptr, w_ptr, b_ptr, y_ptr, n, HW: tl.constexpr, C: tl.constexpr, BLOCK: tl.constexpr):
+    """Inductor's shape of an eval-mode batch norm: the channel of element i is (i // HW) % C."""
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    c = (i // HW) % C
+    w = tl.load(w_ptr + c, m, eviction_policy="evict_last")
+    b = tl.load(b_ptr + c, m, eviction_policy="evict_last")
+    tl.store(y_ptr + i, tl.load(x_ptr + i, m) * w + b, m)
+
+
 def _view(n: int, offset: int, g: torch.Generator) -> torch.Tensor:
     """n random floats starting `offset` elements into a fresh buffer (offset 1: not 16-byte aligned)."""
     return torch.randn(n + offset + 64, generator=g)[offset : offset + n]
@@ -120,6 +131,39 @@ def test_transposed_value_keeps_its_own_mask(backend, rng):
     want = torch.full((B, N), 7.0)
     want[:M] = v.t()[:M, :N]
     torch.testing.assert_close(y, want, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize(
+    "N,HW,C,BLOCK",
+    [(3, 4096, 8, 1024), (5, 64, 6, 256), (2, 48, 3, 32), (4, 48, 5, 256), (3, 24, 7, 128), (7, 1, 16, 512)],
+)
+def test_per_channel_loads(backend, N, HW, C, BLOCK, rng):
+    """Pointers equal over runs (AxisInfo constancy: 1024 when HW = 4096, 16 when HW = 48 divides only by 16) are read
+    once per run on cpu_ref; ragged totals mask the last program's tail."""
+    n = N * C * HW
+    x, w, b = (torch.randn(k, generator=rng) for k in (n, C, C))
+    y = torch.full((n + 16,), 7.0)
+    per_channel_affine[(triton.cdiv(n, BLOCK),)](x, w, b, y, n, HW=HW, C=C, BLOCK=BLOCK)
+    want = x.view(N, C, HW) * w[None, :, None] + b[None, :, None]
+    torch.testing.assert_close(y[:n].view(N, C, HW), want, atol=1e-6, rtol=1e-6)
+    assert (y[n:] == 7.0).all()
+
+
+def test_per_channel_loads_are_not_gathers_on_cpu_ref(rng):
+    import triton_backend_sdk
+    from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
+
+    prev = driver.active
+    triton_backend_sdk.use("cpu_ref")
+    try:
+        n = 2 * 8 * 4096
+        x, w, b, y = torch.randn(n, generator=rng), torch.randn(8), torch.randn(8), torch.empty(n)
+        k = per_channel_affine[(n // 1024,)](x, w, b, y, n, HW=4096, C=8, BLOCK=1024)
+    finally:
+        activate(prev)
+    llir = k.asm["llir"]
+    assert "masked.gather" not in llir
 
 
 # ---- the OpenCL C once the facts are proven --------------------------------------------------------------------------

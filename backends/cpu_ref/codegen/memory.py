@@ -214,12 +214,33 @@ def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: i
 LOAD_COST = 8
 
 
+def _constant_runs_snapped(op: O.Load, ptr: Tile) -> Tile:
+    """`ptr` read at the first index of each run of equal pointers AxisInfo proves along every dimension: a
+    per-channel parameter `w_ptr + (x // N) % C` of an elementwise kernel then has one address per run, which LLVM
+    computes and loads once and broadcasts, instead of a division, a remainder and a gather per element."""
+    info = axis_info_of(op)
+    if info is None:
+        return ptr
+    # the largest power of two dividing both: aligned runs of it lie inside the proven runs of c
+    runs = [g & -g for g in (gcd(c, d) for c, d in zip(info[op.ptr].constancy, ptr.shape))]
+    if all(r == 1 for r in runs):
+        return ptr
+
+    def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
+        snapped = [i if r == 1 else b.and_(i, ir.Constant(I64, ~(r - 1))) for i, r in zip(idx, runs)]
+        return ptr.element(b, snapped)
+
+    return Tile(ptr.shape, ptr.ety, gen=gen, cost=ptr.cost + 1)
+
+
 @RULES.register(O.Load)
 def lower_load(ctx: LoweringContext, op: O.Load) -> None:
     res = op.result
     ety = llvm_type(res.type)
     st = pointee_storage(op.ptr.type)
     ptr = ctx.get(op.ptr)
+    if isinstance(ptr, Tile) and ptr.buf is None:
+        ptr = _constant_runs_snapped(op, ptr)
     mask = ctx.get(op.mask) if op.mask is not None else None
     other = ctx.get(op.other) if op.other is not None else None
     if not res.type.is_tensor:
