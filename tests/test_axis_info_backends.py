@@ -68,6 +68,27 @@ def per_channel_affine(x_ptr, w_ptr, b_ptr, y_ptr, n, HW: tl.constexpr, C: tl.co
     tl.store(y_ptr + i, tl.load(x_ptr + i, m) * w + b, m)
 
 
+@triton.jit
+def batch_norm_eval(x_ptr, m_ptr, v_ptr, w_ptr, b_ptr, y_ptr, HW: tl.constexpr, C: tl.constexpr, BLOCK: tl.constexpr):
+    """Inductor's unmasked eval batch norm + relu: four per-channel loads, a sqrt and a division of them."""
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c = (i // HW) % C
+    mean = tl.load(m_ptr + c, eviction_policy="evict_last")
+    var = tl.load(v_ptr + c, eviction_policy="evict_last")
+    w = tl.load(w_ptr + c, eviction_policy="evict_last")
+    b = tl.load(b_ptr + c, eviction_policy="evict_last")
+    y = (tl.load(x_ptr + i) - mean) * (1.0 / tl.sqrt_rn(var + 1e-5)) * w + b
+    tl.store(y_ptr + i, tl.maximum(y, 0.0))
+
+
+@triton.jit
+def uniform_pointer_varying_other(w_ptr, y_ptr, flag, BLOCK: tl.constexpr):
+    """Pointer and mask the same over the block, `other` not: a masked-off block reads `other` per element."""
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(w_ptr + offs // BLOCK, mask=(offs * 0 + flag) > 0, other=offs.to(tl.float32))
+    tl.store(y_ptr + offs, v)
+
+
 def _view(n: int, offset: int, g: torch.Generator) -> torch.Tensor:
     """n random floats starting `offset` elements into a fresh buffer (offset 1: not 16-byte aligned)."""
     return torch.randn(n + offset + 64, generator=g)[offset : offset + n]
@@ -147,6 +168,26 @@ def test_per_channel_loads(backend, N, HW, C, BLOCK, rng):
     want = x.view(N, C, HW) * w[None, :, None] + b[None, :, None]
     torch.testing.assert_close(y[:n].view(N, C, HW), want, atol=1e-6, rtol=1e-6)
     assert (y[n:] == 7.0).all()
+
+
+@pytest.mark.parametrize("HW,C,BLOCK", [(4096, 64, 512), (64, 8, 1024), (16, 5, 32)])
+def test_unmasked_per_channel_batch_norm(backend, HW, C, BLOCK, rng):
+    n = 2 * C * HW
+    x = torch.randn(n, generator=rng)
+    mean, var, w, b = torch.randn(C, generator=rng), torch.rand(C, generator=rng) + 0.5, torch.randn(C), torch.randn(C)
+    y = torch.empty(n)
+    batch_norm_eval[(n // BLOCK,)](x, mean, var, w, b, y, HW=HW, C=C, BLOCK=BLOCK)
+    want = torch.relu(torch.nn.functional.batch_norm(x.view(2, C, HW), mean, var, w, b, eps=1e-5)).flatten()
+    torch.testing.assert_close(y, want, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_uniform_pointer_with_varying_other(backend, flag):
+    w = torch.tensor([42.0])
+    y = torch.full((64,), 7.0)
+    uniform_pointer_varying_other[(1,)](w, y, flag, BLOCK=64)
+    want = torch.full((64,), 42.0) if flag else torch.arange(64, dtype=torch.float32)
+    torch.testing.assert_close(y, want, atol=0, rtol=0)
 
 
 def test_per_channel_loads_are_not_gathers_on_cpu_ref(rng):

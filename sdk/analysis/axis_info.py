@@ -505,9 +505,9 @@ def _select(op: Op, xs: list[AxisInfo]) -> AxisInfo:
 
 @_rule(O.Load)
 def _load(op: O.Load, xs: list[AxisInfo]) -> AxisInfo:
+    """Equal over runs where the pointers and the mask are, and `other` too (a masked-off run reads it)."""
     p = xs[0]
-    m = xs[1] if len(xs) > 1 else None
-    const = tuple(gcd(p.constancy[d], m.constancy[d] if m else 0) for d in range(p.rank))
+    const = tuple(gcd(p.constancy[d], *(x.constancy[d] for x in xs[1:3])) for d in range(p.rank))
     return AxisInfo((1,) * p.rank, (1,) * p.rank, const)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llvmlite import ir
+from triton_backend_sdk.analysis.axis_info import axis_info_of
 from triton_backend_sdk.analysis.tile_model import stored
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir.core import Block, Op, Value
@@ -56,6 +57,22 @@ class Tile:
         ptr = b.gep(self.buf, [linear_index(b, self.shape, idx)], source_etype=_storage(self.ety))
         v = b.load(ptr, typ=_storage(self.ety))
         return b.trunc(v, I1) if self.ety == I1 else v
+
+
+def _uniform(v: Value, t: Tile) -> Tile:
+    """`t` evaluated at index 0 where AxisInfo proves `v` the same at every index (constancy covering each
+    dimension): Inductor's channel index `(x // HW) % C` inside one block, and the per-channel pointers and loads
+    built on it. Its code then does not depend on the element loop, which LLVM computes once ahead of the loop,
+    instead of an integer division and remainder per element, stored to a buffer and read back as a gather."""
+    if not t.shape or not isinstance(v.owner, Op):
+        return t
+    info = axis_info_of(v.owner)
+    if info is None or v not in info or any(c < d for c, d in zip(info[v].constancy, t.shape)):
+        return t
+    gen = t.gen
+    assert gen is not None
+    zeros = [ir.Constant(I64, 0)] * len(t.shape)
+    return Tile(t.shape, t.ety, gen=lambda b, idx: gen(b, zeros), cost=1)
 
 
 def _storage(ety: ir.Type) -> ir.Type:
@@ -143,8 +160,10 @@ class LoweringContext:
         Pointer tiles stay generators: their addresses are affine in the tile index, which is what lets LLVM turn
         loads and stores into contiguous vector accesses; stored, they would become gathers.
         """
-        if isinstance(x, Tile) and x.buf is None and x.ety != PTR and stored(x.cost, v):
-            x = self.materialize(x)
+        if isinstance(x, Tile) and x.buf is None:
+            x = _uniform(v, x)
+            if x.ety != PTR and stored(x.cost, v):
+                x = self.materialize(x)
         self.values[v] = x
 
     def element_of(self, v: Value, idx: list[ir.Value], shape: tuple[int, ...]) -> ir.Value:
