@@ -48,7 +48,7 @@ _CASTS = {
 
 
 #: dialect modules of SDK-only ops, which Triton's parser does not know (each has its own round-trip test)
-_SDK_ONLY = (".libm", ".device")
+_SDK_ONLY = (".libm", ".device", ".sdk_math")
 
 
 def _family_lines() -> list[str]:

@@ -23,6 +23,7 @@ from .dialects.cf import *
 from .dialects.math import *
 from .dialects.misc import *
 from .dialects.scf import *
+from .dialects.sdk_math import *
 from .dialects.tt import *
 from .dialects.tt_memory import *
 from .enums import (  # noqa: F401

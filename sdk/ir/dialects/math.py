@@ -29,15 +29,6 @@ class Exp(FloatUnaryOp):
 
 
 @register_op
-class PreciseExp(Exp):
-    """An exp the kernel asked for at the math library's accuracy (libdevice `__nv_exp[f]`, the SDK's own
-    expansions), where a plain `math.exp` (`tl.exp`) may be approximated as Triton's CUDA path does (`ex2.approx`).
-    Only backends with a rule of their own for it see it: the math-library pass makes it a `math.exp` elsewhere."""
-
-    name = "sdk.precise_exp"
-
-
-@register_op
 class Exp2(FloatUnaryOp):
     name = "math.exp2"
 
