@@ -156,3 +156,44 @@ def test_exp_is_within_one_ulp_over_the_fp32_range(ocl, precise):
         return
     assert _ulps(got[fin], want[fin]).max() <= bound
     assert np.array_equal(got[~fin], want[~fin], equal_nan=True)
+
+
+@triton.jit
+def _erf_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, libdevice.erf(tl.load(x_ptr + offs, mask=m)), mask=m)
+
+
+def test_erf_on_a_cpu_device_is_the_inline_polynomial():
+    """A CPU device computes fp32 erf with the polynomials cpu_ref uses (sdk/math_polynomials.py), written inline
+    with its exp and forced inline (PoCL left the loop scalar around a call to a large helper); other devices keep
+    the built-in."""
+    from triton_backend_sdk import math_polynomials as P
+
+    body = ADD.replace("%c = arith.addf %a, %b", "%e = math.erf %a : tensor<64xf32>\n    %c = arith.addf %e, %b")
+    cl = render(body, ARGS, local_size=1, features=CPU)
+    check_lines(cl, "\n".join(["__attribute__((always_inline)) inline float tb_erf_f32(float x) {", f"{P.ERF_BIG!r}f"]))
+    assert "tb_exp_f32" not in cl and "tb_erf_f32(" in cl.split("__kernel")[1]
+    assert "tb_erf_f32" not in render(body, ARGS, features=frozenset())
+
+
+def test_erf_within_bound_on_the_device(ocl):
+    """Random bit patterns (every exponent, subnormals, infinities, NaNs) and the range where the formulas change,
+    against float64 erf: the inline polynomial's 1.16 ulp on a CPU device, OpenCL 1.2's 16 ulp elsewhere."""
+    import scipy.special as sp
+    from triton_backend_sdk.backends.opencl.runtime import features_of, selected_device
+
+    bound = 1.5 if "device_type_cpu" in features_of(selected_device()) else 16
+    g = np.random.default_rng(11)
+    bits = g.integers(0, 2**32, 1_000_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([bits, g.uniform(-5, 5, 500_000).astype(np.float32), np.float32([0.0, -0.0, 0.9, 3.92])])
+    y = torch.empty(x.size)
+    _erf_kernel[(triton.cdiv(x.size, 1024),)](torch.from_numpy(x), y, x.size, BLOCK=1024)
+    got = y.numpy()
+    ref = sp.erf(x.astype(np.float64))
+    ref32 = ref.astype(np.float32)
+    same = (got == ref32) | (np.isnan(got) & np.isnan(ref32))
+    err = np.where(same, 0.0, np.abs(got - ref) / np.spacing(np.abs(ref32)).astype(np.float64))
+    assert err.max() <= bound, f"{err.max():.2f} ulp at x={x[err.argmax()]!r}"
+    assert np.signbit(got[-3]) and not np.signbit(got[-4])

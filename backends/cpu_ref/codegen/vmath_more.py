@@ -21,54 +21,12 @@ from __future__ import annotations
 import math
 
 from llvmlite import ir
+from triton_backend_sdk import math_polynomials as P
 
 from .context import LoweringContext
 from .types import F32, I32
 from .vmath import _fma, exp_f32
 
-_TANH_SMALL = 0.9
-_TANH_P = [
-    -0.33333322405815125,
-    0.1333295851945877,
-    -0.05392777919769287,
-    0.02165820263326168,
-    -0.008254949934780598,
-    0.0025741253048181534,
-    -0.00045247015077620745,
-]
-_ERF_SMALL = 0.9
-_ERF_BIG = 3.92
-_ERF_Q = [
-    0.12837916612625122,
-    -0.37612634897232056,
-    0.11283714324235916,
-    -0.026860462501645088,
-    0.005203751381486654,
-    -0.0008174467948265374,
-    8.50832584546879e-05,
-]
-_ERF_R = [
-    0.0003077876172028482,
-    -1.13018798828125,
-    -0.6318956613540649,
-    -0.11002206802368164,
-    0.026392444968223572,
-    -0.0047509940341115,
-    0.0005952863139100373,
-    -4.591501783579588e-05,
-    1.6317740119120572e-06,
-]
-_LOG_S = [
-    0.3333331048488617,
-    -0.25000014901161194,
-    0.20002204179763794,
-    -0.16667644679546356,
-    0.14217887818813324,
-    -0.12411259859800339,
-    0.11904734373092651,
-    -0.11646504700183868,
-    0.066753089427948,
-]
 _LN2_HI = 0.693145751953125  # few mantissa bits: e * _LN2_HI is exact for |e| < 2^11
 _LN2_LO = 1.4286068203094172e-06
 _LOG2E_HI = 1.4426950216293335  # f32(log2(e)); the rest in _LOG2E_LO
@@ -104,23 +62,23 @@ def tanh_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:
     b = ctx.b
     a = _call(ctx, "llvm.fabs", x)
     x2 = b.fmul(x, x)
-    small = _fma(ctx, b.fmul(x2, x), _horner(ctx, _TANH_P, x2), x)
+    small = _fma(ctx, b.fmul(x2, x), _horner(ctx, P.TANH_P, x2), x)
     e = exp_f32(ctx, b.fadd(a, a))
     big = b.fsub(_f(1.0), b.fdiv(_f(2.0), b.fadd(e, _f(1.0))))
     big = _call(ctx, "llvm.copysign", big, x)
     small = b.select(b.fcmp_ordered("<", a, _f(_TANH_TINY)), x, small)
-    return b.select(b.fcmp_ordered("<", a, _f(_TANH_SMALL)), small, big)
+    return b.select(b.fcmp_ordered("<", a, _f(P.TANH_SMALL)), small, big)
 
 
 def erf_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:
     b = ctx.b
     a = _call(ctx, "llvm.fabs", x)
-    small = _fma(ctx, x, _horner(ctx, _ERF_Q, b.fmul(x, x)), x)
-    ac = _call(ctx, "llvm.minnum", a, _f(_ERF_BIG))
-    big = b.fsub(_f(1.0), exp_f32(ctx, _horner(ctx, _ERF_R, ac)))
-    big = b.select(b.fcmp_ordered(">=", a, _f(_ERF_BIG)), _f(1.0), big)
+    small = _fma(ctx, x, _horner(ctx, P.ERF_Q, b.fmul(x, x)), x)
+    ac = _call(ctx, "llvm.minnum", a, _f(P.ERF_BIG))
+    big = b.fsub(_f(1.0), exp_f32(ctx, _horner(ctx, P.ERF_R, ac)))
+    big = b.select(b.fcmp_ordered(">=", a, _f(P.ERF_BIG)), _f(1.0), big)
     big = b.select(_is_nan(ctx, x), x, _call(ctx, "llvm.copysign", big, x))
-    return b.select(b.fcmp_ordered("<", a, _f(_ERF_SMALL)), small, big)
+    return b.select(b.fcmp_ordered("<", a, _f(P.ERF_SMALL)), small, big)
 
 
 def _log_parts(ctx: LoweringContext, x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
@@ -136,7 +94,7 @@ def _log_parts(ctx: LoweringContext, x: ir.Value) -> tuple[ir.Value, ir.Value, i
     m = b.select(over, b.fmul(m, _f(0.5)), m)
     e_f = b.sitofp(b.add(e, b.zext(over, I32)), F32)
     f = b.fsub(m, _f(1.0))
-    r = b.fmul(b.fmul(f, f), _fma(ctx, f, _horner(ctx, _LOG_S, f), _f(-0.5)))
+    r = b.fmul(b.fmul(f, f), _fma(ctx, f, _horner(ctx, P.LOG_S, f), _f(-0.5)))
     return e_f, f, r
 
 

@@ -96,6 +96,9 @@ class CStyleLanguage:
     fixed_group_size: str = ""
     #: attribute after a variable's declarator aligning it to {n} bytes (the local scratch area)
     aligned: str = ""
+    #: declaration prefix of a helper the device compiler must inline: PoCL leaves a tile loop scalar around a call
+    #: to a large `inline` helper (its inliner declines; the inline erf ran at 5 ns per element, 1 with this)
+    forced_inline: str = "inline"
     fp64_pragma: str = ""
     int64_atomics_pragma: str = ""
     fp_contract_off: str = ""
@@ -249,6 +252,7 @@ class OpenCLLanguage(CStyleLanguage):
     unroll_pragma: str = "#pragma unroll"
     fixed_group_size: str = "__attribute__((reqd_work_group_size({size}, 1, 1)))"
     aligned: str = "__attribute__((aligned({n})))"
+    forced_inline: str = "__attribute__((always_inline)) inline"
     fp64_pragma: str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable"
     int64_atomics_pragma: str = (
         "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
