@@ -6,6 +6,9 @@ once. The algorithms and their measured error bounds are described in backends/c
 
 from __future__ import annotations
 
+#: ln 2 in two parts: LN2_HI has few mantissa bits, so n * LN2_HI is exact for |n| < 2^11 (exp's and log's reductions)
+LN2_HI = 0.693145751953125
+LN2_LO = 1.4286068203094172e-06
 #: tanh(x) = x + x^3 * P(x^2) for |x| < TANH_SMALL; 1 - 2 / (e^(2|x|) + 1) above
 TANH_SMALL = 0.9
 TANH_P = [
@@ -51,4 +54,4 @@ LOG_S = [
     0.066753089427948,
 ]
 
-__all__ = ["ERF_BIG", "ERF_Q", "ERF_R", "ERF_SMALL", "LOG_S", "TANH_P", "TANH_SMALL"]
+__all__ = ["ERF_BIG", "ERF_Q", "ERF_R", "ERF_SMALL", "LN2_HI", "LN2_LO", "LOG_S", "TANH_P", "TANH_SMALL"]

@@ -15,13 +15,12 @@ from __future__ import annotations
 import math
 
 from llvmlite import ir
+from triton_backend_sdk import math_polynomials as P
 
 from .context import LoweringContext
 from .numerics import narrow
 from .types import F32, F64, I32
 
-_LN2_HI = 0.693145751953125  # 0x3F317200: few mantissa bits, so n * _LN2_HI is exact for |n| < 2^11
-_LN2_LO = 1.4286068203094172e-06
 _LOG2E = 1.4426950408889634
 # clamp bounds: e^89 overflows f32, e^-104 rounds to zero; inside them n stays in [-150, 129]
 _HI, _LO = 89.0, -104.0
@@ -71,8 +70,8 @@ def exp_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:
     xc = _clamp(ctx, x, _LO, _HI)
     n_f = _round(ctx, b.fmul(xc, _f(_LOG2E)))
     neg_n = b.fneg(n_f)
-    r = _fma(ctx, neg_n, _f(_LN2_HI), xc)
-    r = _fma(ctx, neg_n, _f(_LN2_LO), r)
+    r = _fma(ctx, neg_n, _f(P.LN2_HI), xc)
+    r = _fma(ctx, neg_n, _f(P.LN2_LO), r)
     return _exp_reduced(ctx, x, n_f, r)
 
 
@@ -81,7 +80,7 @@ def exp2_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:
     xc = _clamp(ctx, x, _LO * _LOG2E, _HI * _LOG2E)
     n_f = _round(ctx, xc)
     frac = b.fsub(xc, n_f)  # exact: |xc| < 2^8
-    r = _fma(ctx, frac, _f(_LN2_HI), b.fmul(frac, _f(_LN2_LO)))
+    r = _fma(ctx, frac, _f(P.LN2_HI), b.fmul(frac, _f(P.LN2_LO)))
     return _exp_reduced(ctx, x, n_f, r)
 
 

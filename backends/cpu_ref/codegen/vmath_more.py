@@ -27,8 +27,6 @@ from .context import LoweringContext
 from .types import F32, I32
 from .vmath import _fma, exp_f32
 
-_LN2_HI = 0.693145751953125  # few mantissa bits: e * _LN2_HI is exact for |e| < 2^11
-_LN2_LO = 1.4286068203094172e-06
 _LOG2E_HI = 1.4426950216293335  # f32(log2(e)); the rest in _LOG2E_LO
 _LOG2E_LO = 1.9259629911266175e-08
 _LOG10_2_HI = 0.3010300099849701  # f32(log10(2)); the rest in _LOG10_2_LO
@@ -110,8 +108,8 @@ def _log_special(ctx: LoweringContext, x: ir.Value, y: ir.Value) -> ir.Value:
 def log_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:
     b = ctx.b
     e, f, r = _log_parts(ctx, x)
-    s = b.fadd(_fma(ctx, e, _f(_LN2_LO), r), f)
-    return _log_special(ctx, x, _fma(ctx, e, _f(_LN2_HI), s))
+    s = b.fadd(_fma(ctx, e, _f(P.LN2_LO), r), f)
+    return _log_special(ctx, x, _fma(ctx, e, _f(P.LN2_HI), s))
 
 
 def log2_f32(ctx: LoweringContext, x: ir.Value) -> ir.Value:

@@ -1,4 +1,5 @@
-"""Inline fp32 math. exp on NVIDIA: `tl.exp` as Triton's CUDA path computes it (`approx_fn`). tanh, on every device: PoCL's built-in never reaches ±1, the helper below does. erf on CPU devices (`erf_f32`).
+"""Inline fp32 math. exp on NVIDIA: `tl.exp` as Triton's CUDA path computes it (`approx_fn`). tanh, on every device:
+PoCL's built-in never reaches ±1, the helper below does. erf and log on CPU devices (`erf_f32`, `log_f32`).
 
 exp, on CPU devices, where the device compiler vectorizes a tile loop only as well as its math calls: PoCL's `exp`
 is the largest part of a softmax there (4096² rows: 4.2 of 11.6 ms). The inline version is branch-free, so it
@@ -80,6 +81,27 @@ def erf_f32(lang: CStyleLanguage) -> str:
 }}"""
 
 
+def log_f32(lang: CStyleLanguage) -> str:
+    """The inline fp32 log (cpu_ref's algorithm and polynomial, sdk/math_polynomials.py): x = 2^e·m with m in
+    [√½, √2), log1p(m - 1) by its polynomial, e·ln 2 added in two parts; 0.85 ulp. PoCL's `log` costs ~7 ns per
+    element and keeps the loop scalar (log-softmax through torch.compile)."""
+    bits, mant = lang.bitcast("uint", "xs"), lang.bitcast("float", "(b & 0x7fffffu) | 0x3f800000u")
+    return f"""{lang.forced_inline} float tb_log_f32(float x) {{
+  const int sub = x < 1.17549435082228751e-38f;
+  const float xs = sub ? x * 8388608.0f : x;
+  const uint b = {bits};
+  const float m0 = {mant};
+  const int over = m0 > 1.41421353816986084f;
+  const float m = over ? m0 * 0.5f : m0;
+  const float e = (float)((int)(b >> 23) - (sub ? 150 : 127) + over);
+  const float f = m - 1.0f;
+  const float r = (f * f) * fma(f, {_horner_c(P.LOG_S, "f")}, -0.5f);
+  const float y = fma(e, {P.LN2_HI!r}f, fma(e, {P.LN2_LO!r}f, r) + f);
+  const float z = x == 0.0f ? -INFINITY : (x < 0.0f ? NAN : (x == INFINITY ? x : y));
+  return x != x ? x : z;
+}}"""
+
+
 #: PoCL's fp32 tanh never reaches ±1 (it stops at ±0.99999994); the correctly rounded tanh is ±1 from
 #: |x| = 9.0109138 (0x41102c34) on, below which the built-in is within 1 ulp
 TANH_F32 = """inline float tb_tanh_f32(float x) {
@@ -118,4 +140,6 @@ def inline_fn(ctx: RenderContext, fn: str, ctype: str) -> str | None:
         return ctx.define_helper("tb_tanh_f32", TANH_F32)
     if fn == "erf" and ctype == "float" and CPU_FEATURE in ctx.features:
         return ctx.define_helper("tb_erf_f32", erf_f32(ctx.lang))
+    if fn == "log" and ctype == "float" and CPU_FEATURE in ctx.features:
+        return ctx.define_helper("tb_log_f32", log_f32(ctx.lang))
     return None
