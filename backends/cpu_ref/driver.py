@@ -31,10 +31,9 @@ class CPURefDriver(SDKDriver):
     def make_launcher(self, src: Any, metadata: Any) -> Any:
         """The static launcher; host TensorDescriptor parameters are expanded as Triton's TTIR pass expands them, a
         bounds-checked kernel takes its bounds table after its arguments (sdk/bounds.py), and a kernel that may fail
-        an assert takes a per-launch assert state last (asserts.py)."""
+        an assert takes a per-launch assert state last (sdk/host_asserts.py)."""
         from triton_backend_sdk.bounds import BOUNDS_PARAM, BOUNDS_TYPE, BoundsLauncher, checked_args
-
-        from .asserts import STATE_PARAM
+        from triton_backend_sdk.host_asserts import STATE_PARAM
 
         names, types = signature_of(src)
         asserts = bool(getattr(metadata, "cpu_ref_asserts", False))
@@ -54,7 +53,7 @@ class CPURefDriver(SDKDriver):
 
             launcher = DescriptorLauncher(launcher, positions)
         if asserts:
-            from .asserts import AssertingLauncher
+            from triton_backend_sdk.host_asserts import AssertingLauncher
 
             launcher = AssertingLauncher(launcher, metadata.name, arg_names)
         return launcher

@@ -6,7 +6,7 @@ come out in program order. The format is the CUDA path's: `pid (x, y, z) idx (i,
 
 Assert: a failing program records the first failure of the launch (message, source location, program id) in the
 launch's assert state with a compare-exchange and returns; the entry loop stops starting programs once the state
-is set, and the driver (see `backends/cpu_ref/asserts.py`) raises `AssertionError` in Python after the launch. The
+is set, and the driver (see `sdk/host_asserts.py`) raises `AssertionError` in Python after the launch. The
 process survives; programs already running on other threads finish normally. The state belongs to one launch, not
 to the module: the launcher passes a fresh one as a hidden last kernel argument, and every function that may fail
 takes it as a hidden last parameter, so concurrent launches of one kernel (from several Python threads, or of one
@@ -28,7 +28,7 @@ from .rules import RULES
 from .types import F64, I1, I8, I32, I64, PTR, VOID, bit_width, is_float_type, llvm_type
 
 #: a launch's first assertion failure, { i32 failed, i32 pid_x, i32 pid_y, i32 pid_z, ptr message, ptr location };
-#: layout known to `asserts.py`
+#: layout known to `sdk/host_asserts.py`
 STATE_TYPE = ir.LiteralStructType([I32, I32, I32, I32, PTR, PTR])
 LINE_BYTES = 512
 

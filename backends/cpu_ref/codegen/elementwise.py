@@ -169,19 +169,22 @@ def _rsqrt(ctx: LoweringContext, a: ir.Value) -> ir.Value:
 
 #: unary float ops computed by the C math library, one scalar call per element
 _LIBM_UNARY: dict[type, str] = {
-    O.Tan: "tan",
-    O.Asin: "asin",
-    O.Acos: "acos",
-    O.Atan: "atan",
-    O.Sinh: "sinh",
-    O.Cosh: "cosh",
-    O.Asinh: "asinh",
-    O.Acosh: "acosh",
-    O.Atanh: "atanh",
-    O.Erfc: "erfc",
-    O.Expm1: "expm1",
-    O.Log1p: "log1p",
-    O.Cbrt: "cbrt",
+    cls: cls.function
+    for cls in (
+        O.Tan,
+        O.Asin,
+        O.Acos,
+        O.Atan,
+        O.Sinh,
+        O.Cosh,
+        O.Asinh,
+        O.Acosh,
+        O.Atanh,
+        O.Erfc,
+        O.Expm1,
+        O.Log1p,
+        O.Cbrt,
+    )
 }
 
 

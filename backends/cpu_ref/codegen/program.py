@@ -5,7 +5,7 @@ with linear ids in [start, end); `args[i]` points to runtime argument i. Every `
 followed by the program ids and grid size (x, y, z), so noinline helpers see the same `tl.program_id`.
 
 A kernel that may fail a `tt.assert` takes one more, hidden argument after its runtime arguments: `args[n]` points
-to the address of this launch's assert state (see `debug.py`; the driver's `asserts.py` passes a fresh one per
+to the address of this launch's assert state (see `debug.py`; the driver, through `sdk/host_asserts.py`, passes a fresh one per
 launch). Every function that may fail takes that pointer as a hidden last parameter. Once an assertion has failed,
 the entry starts no further programs, and a caller returns as soon as a callee that may fail has failed.
 """

@@ -24,6 +24,10 @@ class ElementwiseOp(Op):
 
     elementwise = True
     pure = True
+    #: the C99 math function that computes the op on doubles (`exp`; on floats `expf`), where C has one: a fact of
+    #: the op that every C-like renderer and libm-calling code generator reads, instead of a name table of its own.
+    #: `rint` for `math.roundeven` (C99 has no roundeven; rint is it in the default rounding mode kernels run in)
+    function: ClassVar[str] = ""
 
 
 def check_same_types(op: Op, values: Sequence[Value | OpResult], what: str = "operands and result") -> None:

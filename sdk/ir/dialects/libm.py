@@ -18,10 +18,9 @@ from ..ops import ElementwiseOp, register_op
 
 
 class LibmOp(ElementwiseOp):
-    """A C math function applied elementwise; the result has the type of the float operand."""
+    """A C math function applied elementwise (`function`, ElementwiseOp's: `hypot`, on floats `hypotf`); the result
+    has the type of the float operand."""
 
-    #: C name of the double version (`hypot`); the float version is `hypotf`
-    function: ClassVar[str] = ""
     #: operand kinds in order: "f" a float of the result's type, "i" an i32
     signature: ClassVar[tuple[str, ...]] = ("f",)
 

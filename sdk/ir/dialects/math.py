@@ -11,116 +11,139 @@ from .arith import ElementwiseOp, FloatBinaryOp, FloatUnaryOp, UnaryOp, check_sa
 @register_op
 class PowF(FloatBinaryOp):
     name = "math.powf"
+    function = "pow"
 
 
 @register_op
 class Atan2(FloatBinaryOp):
     name = "math.atan2"
+    function = "atan2"
 
 
 @register_op
 class CopySign(FloatBinaryOp):
     name = "math.copysign"
+    function = "copysign"
 
 
 @register_op
 class Exp(FloatUnaryOp):
     name = "math.exp"
+    function = "exp"
 
 
 @register_op
 class Exp2(FloatUnaryOp):
     name = "math.exp2"
+    function = "exp2"
 
 
 @register_op
 class Expm1(FloatUnaryOp):
     name = "math.expm1"
+    function = "expm1"
 
 
 @register_op
 class Log(FloatUnaryOp):
     name = "math.log"
+    function = "log"
 
 
 @register_op
 class Log2(FloatUnaryOp):
     name = "math.log2"
+    function = "log2"
 
 
 @register_op
 class Log10(FloatUnaryOp):
     name = "math.log10"
+    function = "log10"
 
 
 @register_op
 class Log1p(FloatUnaryOp):
     name = "math.log1p"
+    function = "log1p"
 
 
 @register_op
 class Sin(FloatUnaryOp):
     name = "math.sin"
+    function = "sin"
 
 
 @register_op
 class Cos(FloatUnaryOp):
     name = "math.cos"
+    function = "cos"
 
 
 @register_op
 class Tan(FloatUnaryOp):
     name = "math.tan"
+    function = "tan"
 
 
 @register_op
 class Asin(FloatUnaryOp):
     name = "math.asin"
+    function = "asin"
 
 
 @register_op
 class Acos(FloatUnaryOp):
     name = "math.acos"
+    function = "acos"
 
 
 @register_op
 class Atan(FloatUnaryOp):
     name = "math.atan"
+    function = "atan"
 
 
 @register_op
 class Sinh(FloatUnaryOp):
     name = "math.sinh"
+    function = "sinh"
 
 
 @register_op
 class Cosh(FloatUnaryOp):
     name = "math.cosh"
+    function = "cosh"
 
 
 @register_op
 class Tanh(FloatUnaryOp):
     name = "math.tanh"
+    function = "tanh"
 
 
 @register_op
 class Asinh(FloatUnaryOp):
     name = "math.asinh"
+    function = "asinh"
 
 
 @register_op
 class Acosh(FloatUnaryOp):
     name = "math.acosh"
+    function = "acosh"
 
 
 @register_op
 class Atanh(FloatUnaryOp):
     name = "math.atanh"
+    function = "atanh"
 
 
 @register_op
 class Sqrt(FloatUnaryOp):
     name = "math.sqrt"
+    function = "sqrt"
 
 
 @register_op
@@ -131,46 +154,55 @@ class Rsqrt(FloatUnaryOp):
 @register_op
 class Cbrt(FloatUnaryOp):
     name = "math.cbrt"
+    function = "cbrt"
 
 
 @register_op
 class AbsF(FloatUnaryOp):
     name = "math.absf"
+    function = "fabs"
 
 
 @register_op
 class Floor(FloatUnaryOp):
     name = "math.floor"
+    function = "floor"
 
 
 @register_op
 class Ceil(FloatUnaryOp):
     name = "math.ceil"
+    function = "ceil"
 
 
 @register_op
 class Trunc(FloatUnaryOp):
     name = "math.trunc"
+    function = "trunc"
 
 
 @register_op
 class Round(FloatUnaryOp):
     name = "math.round"
+    function = "round"
 
 
 @register_op
 class RoundEven(FloatUnaryOp):
     name = "math.roundeven"
+    function = "rint"
 
 
 @register_op
 class Erf(FloatUnaryOp):
     name = "math.erf"
+    function = "erf"
 
 
 @register_op
 class Erfc(FloatUnaryOp):
     name = "math.erfc"
+    function = "erfc"
 
 
 class IntUnaryOp(UnaryOp):
@@ -205,6 +237,7 @@ class Fma(ElementwiseOp):
     """`math.fma %a, %b, %c : T` = a * b + c."""
 
     name = "math.fma"
+    function = "fma"
     a = Operand()
     b = Operand()
     c = Operand()

@@ -53,6 +53,7 @@ class MulhiUI(IntBinaryOp):
 @register_op
 class PreciseSqrt(FloatUnaryOp):
     name = "tt.precise_sqrt"
+    function = "sqrt"
 
 
 class _TTCast(CastOp):

@@ -1,7 +1,10 @@
-"""Raising `tl.device_assert` failures in Python: a launcher wrapper for kernels that contain `tt.assert`.
+"""Raising `tl.device_assert` failures in Python for backends whose kernels run in host memory (cpu_ref, the tinyc
+example): a launcher wrapper for kernels that contain `tt.assert`.
 
-Each launch gets its own assert state, passed as the kernel's hidden last argument (codegen/program.py). A failing
-program records the launch's first failure there and returns (codegen/debug.py); the entry then starts no further
+Each launch gets its own assert state, a `tsdk_assert_state` struct (layout below: { int32 failed, int32 pid_x,
+pid_y, pid_z; const char *message, *location }), passed as the kernel's hidden last argument after its runtime
+arguments (cpu_ref: codegen/program.py). A failing program records the launch's first failure there with a
+compare-exchange on `failed` and returns (cpu_ref: codegen/debug.py); the entry then starts no further
 programs. After the launch this wrapper reads the state and raises `AssertionError` with the message, the kernel
 source location and the failing program's id. A state per launch, not per kernel or module, is what keeps
 concurrent launches apart: with one shared state a failure was lost when another thread's launch cleared it first,
@@ -19,7 +22,7 @@ FIXED = 9  # gx, gy, gz, stream, function, packed_metadata, launch_metadata, ent
 
 
 class _State(ctypes.Structure):
-    """Mirror of codegen/debug.py's STATE_TYPE."""
+    """The assert state's layout (cpu_ref: codegen/debug.py's STATE_TYPE)."""
 
     _fields_ = [
         ("failed", ctypes.c_int32),
