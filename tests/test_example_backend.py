@@ -1,18 +1,13 @@
-"""The example vendor backend (examples/acme_backend), installed with pip into a throwaway venv that sees this
-environment's packages (a `.pth` that adds its site-packages), so that a broken example can never break `import triton`
-here."""
+"""The example vendor backend (examples/acme_backend), installed with pip into a throwaway venv (example_venv.py)."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import site
-import subprocess
 import sys
 import textwrap
-import venv
 
 import pytest
+from example_venv import example_python, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "acme_backend")
@@ -48,39 +43,7 @@ SMOKE = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def acme_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A venv with the example installed (no index, no deps: everything else comes from this environment)."""
-    env_dir = tmp_path_factory.mktemp("acme_venv")
-    src = env_dir / "src"  # build from a copy: setuptools writes build/ and *.egg-info next to the sources
-    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    venv.EnvBuilder(with_pip=False).create(env_dir)
-    python = str(env_dir / "bin" / "python")
-    # `system_site_packages` would name the base interpreter's packages, not this (virtual) environment's: pip,
-    # setuptools (>= 70.1 has bdist_wheel: the dev extra pins it), torch, triton and the SDK come from here instead.
-    purelib = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    with open(os.path.join(purelib, "parent-environment.pth"), "w") as f:
-        # addsitedir, not bare paths: the editable install of the SDK is itself a .pth there
-        f.write("".join(f"import site; site.addsitedir({d!r})\n" for d in site.getsitepackages()))
-    r = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-build-isolation", str(src)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert r.returncode == 0, f"pip install of the example failed:\n{r.stdout}\n{r.stderr}"
-    return python
-
-
-def _run(python: str, *args: str, **env: str) -> subprocess.CompletedProcess:
-    e = dict(os.environ, **env)
-    return subprocess.run(
-        [python, *args], env=e, capture_output=True, text=True, timeout=600, check=False, cwd=os.path.dirname(python)
-    )
+    return example_python(tmp_path_factory.mktemp("acme_venv"), EXAMPLE)
 
 
 def test_example_is_under_200_lines():
@@ -96,13 +59,13 @@ def test_example_is_under_200_lines():
 def test_acme_backend_selected_by_environment_runs_kernels(acme_python, tmp_path):
     script = tmp_path / "smoke.py"  # Triton reads a jit function's source from its file
     script.write_text(SMOKE)
-    r = _run(acme_python, str(script), TRITON_DEFAULT_BACKEND="acme", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    r = run(acme_python, str(script), TRITON_DEFAULT_BACKEND="acme", TRITON_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr[-4000:]
     assert "ACME OK" in r.stdout
 
 
 def test_acme_is_listed_with_versions_and_origin(acme_python):
-    r = _run(acme_python, "-m", "triton_backend_sdk.cli", "plugins")
+    r = run(acme_python, "-m", "triton_backend_sdk.cli", "plugins")
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     lines = r.stdout.splitlines()
     assert any(
@@ -113,7 +76,7 @@ def test_acme_is_listed_with_versions_and_origin(acme_python):
 
 
 def test_acme_does_not_change_the_default_driver(acme_python):
-    r = _run(
+    r = run(
         acme_python,
         "-c",
         "import triton; print(type(triton.runtime.driver.active).__name__)",
@@ -129,7 +92,7 @@ if sys.platform != "linux":  # the venv layout above is POSIX's
 
 def test_conformance_runner_runs_the_vendor_backend_unchanged(acme_python, tmp_path):
     """Issue 6: a vendor's backend goes through `triton-sdk conformance` as it is (a slice of the suite here)."""
-    r = _run(
+    r = run(
         acme_python,
         "-m",
         "triton_backend_sdk.cli",
