@@ -210,7 +210,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     print(f"triton-backend-sdk {__version__}, SDK API version {API_VERSION}")
     for r in rows:
         print(f"{r['kind']:13s} {r['name']:14s} {r['version']:>9s}  api {r['api']:<22s} {r['source']}")
-        for key in ("passes", "ops", "native", "path"):
+        for key in ("passes", "ops", "native", "mlir_libraries", "path"):
             if r.get(key):
                 print(f"{'':29s}{key}: {r[key]}")
         for key in ("disabled", "warning", "error"):

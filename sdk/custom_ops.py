@@ -11,12 +11,13 @@ another (`RULES.derive(...)`) inherits the rules given for its parent's backend.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from .errors import UnsupportedError
 from .ir.core import Module, Op
 from .ir.ops import OP_CLASSES, ElementwiseOp, ExternElementwise, register_op
+from .ir.types import Type
 from .pipeline import IRPass, PassContext
 
 #: extern symbols in this namespace name custom ops, never C functions
@@ -30,8 +31,11 @@ class CustomOp(ElementwiseOp):
     """Base class of plugin ops. `lowerings` maps a backend name to its rule `(ctx, op) -> None`."""
 
     pure = True
-    #: Triton dtype names of the accepted argument tuples -> result dtype name (a tuple of them: several results)
+    #: Triton dtype names of the accepted argument tuples -> result dtype name (a tuple of them: several results);
+    #: "*fp32" is a pointer to fp32
     signatures: ClassVar[dict[tuple[str, ...], str | tuple[str, ...]]] = {}
+    #: operand positions that are pointers (reached as int64 addresses from kernels; pointers again in SDK IR)
+    pointer_operands: ClassVar[tuple[int, ...]] = ()
     num_results: ClassVar[int] = 1
     lowerings: ClassVar[dict[str, Callable[..., Any]]] = {}
 
@@ -69,6 +73,11 @@ def custom_op(
     a tuple of result dtypes (`{("fp32",): ("fp32", "fp32")}`) declares an op with several results, which kernels
     receive as a tuple (`s, c = acme_sincos(x)`) and rules define with the backends' `lift_each`.
 
+    Memory effects: an argument dtype `"*fp32"` takes a pointer (a tensor of pointers) to fp32, and `pure=False`
+    says the op reads or writes memory (or has any other effect): it then runs exactly once per element, at its
+    place in the kernel (never moved past a load or store, never dropped when its result is unused), on every
+    element of its operands; a kernel that must skip elements passes a mask operand the rule honours.
+
     Returns a Triton builtin usable in kernels (`acme_sqplus1(x)`) with `.op` (the op class) and `.lowering(backend)`
     attached; it also works as a decorator-free value at module level, as Triton's `libdevice` functions do.
     """
@@ -84,34 +93,29 @@ def custom_op(
     counts = {len(r) for r in results.values()}
     if len(counts) != 1 or 0 in counts:
         raise ValueError(f"custom op {name!r}: every signature must give the same number (>= 1) of results")
+    if any(r.startswith("*") for ret in results.values() for r in ret):
+        raise ValueError(f"custom op {name!r}: results cannot be pointers")
+    pointers = {tuple(i for i, a in enumerate(args) if a.startswith("*")) for args in signatures}
+    if len(pointers) != 1:
+        raise ValueError(f"custom op {name!r}: pointer arguments must be at the same positions in every signature")
     num_results = counts.pop()
-    prev = _CUSTOM.get(name)
-    if prev is not None and prev.__module__ != _caller_module():
-        raise ValueError(f"custom op {name!r} is already declared by {prev.__module__}")
-    cls_name = "".join(p.capitalize() for p in re.split(r"[._]", name))
-    cls = type(
-        cls_name,
-        (CustomOp,),
-        {
-            "name": name,
-            "signatures": dict(signatures),
-            "num_results": num_results,
-            "lowerings": {},
-            "pure": pure,
-            "__doc__": doc or f"custom op {name}",
-            "__module__": _caller_module(),
-        },
-    )
-    OP_CLASSES.pop(name, None)
-    register_op(cls)
-    _CUSTOM[name] = cls
+    cls = _declare(name, signatures, num_results, pure, doc, {"pointer_operands": pointers.pop()})
+    # Triton's extern calls take no pointers: a pointer travels as its int64 address (tt.ptr_to_int), which
+    # `sdk-custom-ops` replaces by the pointer itself
     tables = [
-        {tuple(core.dtype(a) for a in args): (cls.symbol(i), core.dtype(ret[i])) for args, ret in results.items()}
+        {
+            tuple(core.int64 if a.startswith("*") else core.dtype(a) for a in args): (
+                cls.symbol(i),
+                core.dtype(ret[i]),
+            )
+            for args, ret in results.items()
+        }
         for i in range(num_results)
     ]
 
     @core.extern
     def kernel_fn(*args: Any, _semantic: Any = None) -> Any:
+        args = tuple(_address(cls, i, a, _semantic) for i, a in enumerate(args))
         outs = tuple(core.extern_elementwise("", "", list(args), t, is_pure=pure, _semantic=_semantic) for t in tables)
         return outs[0] if num_results == 1 else outs
 
@@ -126,11 +130,114 @@ def custom_op(
     return kernel_fn
 
 
-def _caller_module() -> str:
+def _address(cls: type[CustomOp], i: int, arg: Any, semantic: Any) -> Any:
+    """Argument `i` of a kernel's call, a pointer argument as its int64 address (checked against the signatures)."""
+    from triton.language import core
+
+    if i not in cls.pointer_operands:
+        return arg
+    ty = getattr(arg, "type", None)
+    elem = getattr(getattr(ty, "scalar", None), "element_ty", None)
+    wanted = {args[i][1:] for args in cls.signatures}
+    if elem is None or str(elem) not in {str(core.dtype(w)) for w in wanted}:
+        raise TypeError(
+            f"custom op {cls.name!r}: argument {i} must be a pointer to {' or '.join(sorted(wanted))}, got {ty}"
+        )
+    return arg.to(core.int64, _semantic=semantic)
+
+
+def _caller_module(depth: int = 2) -> str:
     import sys
 
-    frame = sys._getframe(2)
+    frame = sys._getframe(depth)
     return str(frame.f_globals.get("__name__", "?"))
+
+
+def _declare(
+    name: str,
+    signatures: dict[tuple[str, ...], str | tuple[str, ...]],
+    num_results: int,
+    pure: bool,
+    doc: str,
+    namespace: dict[str, Any],
+) -> type[CustomOp]:
+    """Create and register the op class of a custom or dialect op (declared by the module two frames up)."""
+    module = _caller_module(3)
+    prev = _CUSTOM.get(name)
+    if prev is not None and prev.__module__ != module:
+        raise ValueError(f"custom op {name!r} is already declared by {prev.__module__}")
+    cls_name = "".join(p.capitalize() for p in re.split(r"[._]", name))
+    cls = type(
+        cls_name,
+        (CustomOp,),
+        {
+            "name": name,
+            "signatures": dict(signatures),
+            "num_results": num_results,
+            "lowerings": {},
+            "pure": pure,
+            "__doc__": doc or f"custom op {name}",
+            "__module__": module,
+            **namespace,
+        },
+    )
+    OP_CLASSES.pop(name, None)
+    register_op(cls)
+    _CUSTOM[name] = cls
+    return cls
+
+
+def dialect_op(
+    name: str,
+    operands: Sequence[str],
+    results: Sequence[str],
+    signatures: dict[tuple[str, ...], str | tuple[str, ...]],
+    *,
+    assembly_format: str | None = None,
+    pure: bool = True,
+    doc: str = "",
+) -> CustomOpHandle:
+    """The SDK IR form of an op of an MLIR dialect the SDK does not know: an upstream Triton extension's op (say
+    `plugin.magic`, from a library loaded with `Plugin(mlir_libraries=...)`) that reaches the TTIR through the
+    plugin's builder functions, its passes or a `.ttir` file. The SDK's reader then parses it where Triton prints
+    it (`assembly_format`, MLIR's declarative syntax over the operand and result names, e.g.
+    `"$input attr-dict : type($input)"`; None: the generic form) and each backend lowers it with the rule given by
+    `.lowering(backend)`, as for a custom op. Such an op is elementwise: operands and results of one shape.
+    """
+    from .ir.fields import Operand, Result
+
+    if not _NAME.match(name):
+        raise ValueError(f"dialect op name {name!r} must be dotted: 'dialect.op'")
+    if name in OP_CLASSES and name not in _CUSTOM:
+        raise ValueError(f"dialect op {name!r} collides with the built-in op class {OP_CLASSES[name].__qualname__}")
+    for sig, ret in signatures.items():
+        got = (ret,) if isinstance(ret, str) else tuple(ret)
+        if len(sig) != len(operands) or len(got) != len(results):
+            raise ValueError(
+                f"dialect op {name!r}: signature {sig} -> {ret} does not match operands {tuple(operands)} and "
+                f"results {tuple(results)}"
+            )
+    fields: dict[str, Any] = {n: Operand() for n in operands}
+    fields.update({n: Result() for n in results})
+    names = list(operands)
+
+    def infer_result_types(cls: type[CustomOp], types: dict[str, list[Type]], attrs: dict[str, Any]) -> list[Type]:
+        """Result types the syntax does not spell: the signature's, in the operands' shape."""
+        args = [types[n][0] for n in names if types.get(n)]
+        if len(args) != len(names):
+            return []
+        return _signature_results(cls, args)
+
+    namespace = {**fields, "assembly_format": assembly_format, "infer_result_types": classmethod(infer_result_types)}
+    cls = _declare(name, signatures, len(results), pure, doc, namespace)
+    return CustomOpHandle(cls, lambda *a, **k: _not_callable(name))
+
+
+def _not_callable(name: str) -> Any:
+    raise TypeError(
+        f"dialect op {name!r} is not called from Python kernels: it reaches the IR through its dialect's builder "
+        f"functions, passes or a .ttir file"
+    )
 
 
 def registered() -> dict[str, type[CustomOp]]:
@@ -178,6 +285,7 @@ class MaterializeCustomOps(IRPass):
                     f"declares (declared: {sorted(_CUSTOM) or 'none'})",
                     op.loc,
                 )
+            self._pointers_back(op, cls)
             if index:
                 self._merge(op, cls, int(index), merged)
                 continue
@@ -195,6 +303,19 @@ class MaterializeCustomOps(IRPass):
             for old, res in zip(op.results, new.results):
                 old.replace_all_uses_with(res)
             op.erase()
+
+    @staticmethod
+    def _pointers_back(call: Op, cls: type[CustomOp]) -> None:
+        """A pointer argument reached the call as `tt.ptr_to_int` of the pointer (see `_address`): use the pointer."""
+        from .ir.ops import PtrToInt
+
+        for i in cls.pointer_operands:
+            v = call.operands[i]
+            if not isinstance(v.owner, PtrToInt):
+                raise UnsupportedError(
+                    "sdk", f"custom op {cls.name!r}: operand {i} is not a pointer's address", call.loc
+                )
+            call.set_operand(i, v.owner.operands[0])
 
     @staticmethod
     def _merge(call: Op, cls: type[CustomOp], index: int, merged: dict[tuple[int, tuple[int, ...], str], Op]) -> None:
@@ -229,10 +350,29 @@ _IR_DTYPE = {
 }
 
 
+def _ir_dtype(name: str) -> str:
+    """The SDK IR spelling of a signature's dtype name (`*fp32`: `!tt.ptr<f32>`)."""
+    if name.startswith("*"):
+        return f"!tt.ptr<{_IR_DTYPE.get(name[1:], name[1:])}>"
+    return _IR_DTYPE.get(name, name)
+
+
+def _signature_results(cls: type[CustomOp], args: list[Type]) -> list[Type]:
+    """The result types the signature matching operand types `args` gives, in the first operand's shape."""
+    from .ir.reader import parse_type
+
+    got = tuple(str(t.element) for t in args)
+    for sig, ret in cls.signatures.items():
+        if tuple(_ir_dtype(a) for a in sig) == got:
+            elems = [parse_type(_IR_DTYPE.get(r, r)) for r in ((ret,) if isinstance(ret, str) else ret)]
+            return [args[0].with_element(e) if args[0].is_tensor else e for e in elems]
+    raise UnsupportedError("sdk", f"op {cls.name!r} has no signature for operands {got} (declared: {cls.signatures})")
+
+
 def _result_dtypes(cls: type[CustomOp], call: Op) -> tuple[str, ...]:
     """The result dtypes of the signature whose argument types are the call's."""
     got = tuple(str(v.type.element) for v in call.operands)
     for args, ret in cls.signatures.items():
-        if tuple(_IR_DTYPE.get(a, a) for a in args) == got:
+        if tuple(_ir_dtype(a) for a in args) == got:
             return (ret,) if isinstance(ret, str) else tuple(ret)
     raise UnsupportedError("sdk", f"custom op {cls.name!r} has no signature for arguments {got}", call.loc)

@@ -62,6 +62,12 @@ class Plugin:
     ops: tuple[Any, ...] = ()
     #: paths of native libraries implementing plugin.h
     native: tuple[str, ...] = ()
+    #: upstream Triton extension libraries (Triton's `tritonGetPluginInfo` ABI, e.g. the wheel's
+    #: `triton/plugins/libMLIRDialectPlugin.so`): their MLIR dialects are registered in every context Triton makes
+    #: (`ir.extend_dialects_with`), their builder ops added to Triton's IR builder (`ir.builder.extend_with`) and
+    #: their passes made available to `TritonPass` (`passes.plugin.extend_with`); `custom_ops.dialect_op` gives the
+    #: dialect's ops their SDK IR form and lowerings. Loaded once per process: deactivating keeps them mapped.
+    mlir_libraries: tuple[str, ...] = ()
     backends: tuple[str, ...] = ()
     #: called once on activation, after the API check (e.g. to register lowering rules)
     setup: Callable[[], None] | None = None
@@ -81,13 +87,16 @@ class Active:
     source: str
     injections: list[Injection] = field(default_factory=list)
     natives: list[Any] = field(default_factory=list)
+    #: "path:sha256" of each MLIR extension library
+    mlir: list[str] = field(default_factory=list)
 
     def identity(self) -> str:
         p = self.plugin
         py = _module_digest(p.module)  # the module's import closure (sdk/code_identity.py)
         nat = ",".join(n.identity() for n in self.natives)
         ops = ",".join(sorted(getattr(getattr(o, "op", o), "name", str(o)) for o in p.ops))
-        return f"{p.name}@{p.version}[api {p.api[0]}-{p.api[1]}; py {py}; ops {ops}; native {nat}]"
+        mlir = ",".join(self.mlir)
+        return f"{p.name}@{p.version}[api {p.api[0]}-{p.api[1]}; py {py}; ops {ops}; native {nat}; mlir {mlir}]"
 
 
 _ACTIVE: dict[str, Active] = {}
@@ -119,11 +128,14 @@ def _activate(plugin: Plugin, source: str) -> Active:
 
     natives = [open_native(p) for p in plugin.native]
     _check_symbol_clashes(plugin.name, natives)
+    mlir = [_mlir_library_digest(plugin, p) for p in plugin.mlir_libraries]  # exists, readable: before code runs
     for n in natives:  # only now does any of its code run
         initialise(n)
+    for path in plugin.mlir_libraries:
+        load_mlir_library(path)
     if plugin.setup is not None:
         plugin.setup()
-    active = Active(plugin, source, natives=natives)
+    active = Active(plugin, source, natives=natives, mlir=mlir)
     try:
         for point, item in plugin.passes:
             active.injections.append(inject(point, item, plugin.backends, f"plugin {plugin.name!r} {plugin.version}"))
@@ -268,6 +280,38 @@ def triton_library_passes(path: str) -> list[str]:
             raise PluginError(f"Triton could not load plugin library {path!r}: {e}") from e
         _TRITON_LIBS[path] = sorted(n for n in set(dir(passes.plugin)) - before if n.startswith("add_"))
     return _TRITON_LIBS[path]
+
+
+def _mlir_library_digest(plugin: Plugin, path: str) -> str:
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError as e:
+        raise PluginError(f"plugin {plugin.name!r} {plugin.version}: MLIR extension library {path!r}: {e}") from e
+    return f"{os.path.realpath(path)}:{digest}"
+
+
+_MLIR_LIBS: set[str] = set()
+
+
+def load_mlir_library(path: str) -> None:
+    """Register an upstream Triton extension library's dialects, builder ops and passes with Triton, once per
+    process (Triton keeps what it loads). Listed among the loaded Triton plugin libraries, so that opencl refuses to
+    start PoCL after it instead of letting the two LLVMs abort the process."""
+    from triton._C.libtriton import ir
+
+    real = os.path.realpath(path)
+    if real in _MLIR_LIBS:
+        return
+    triton_library_passes(real)  # passes.plugin.extend_with, and the PoCL-order bookkeeping
+    try:
+        ir.extend_dialects_with(real)
+        ir.builder.extend_with(real)
+    except Exception as e:
+        raise PluginError(f"Triton could not load the dialects of extension library {real!r}: {e}") from e
+    _MLIR_LIBS.add(real)
 
 
 def triton_pass_adder(library: str | None, pass_name: str) -> Callable[..., None]:
@@ -425,6 +469,7 @@ def describe_all() -> list[dict[str, Any]]:
                 passes=[pt for pt, _ in p.passes],
                 ops=[getattr(getattr(o, "op", o), "name", str(o)) for o in p.ops],
                 native=list(p.native),
+                mlir_libraries=list(p.mlir_libraries),
             )
             check_api("plugin", p.name, p.version, p.api)
         except PluginError as e:

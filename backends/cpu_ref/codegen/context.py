@@ -59,6 +59,12 @@ class Tile:
         return b.trunc(v, I1) if self.ety == I1 else v
 
 
+def _pure_owner(v: Value) -> bool:
+    """Whether `v` is a block argument or the result of an op without effects."""
+    owner = v.owner
+    return not isinstance(owner, Op) or owner.pure
+
+
 def _uniform(v: Value, t: Tile) -> Tile:
     """`t` evaluated at index 0 where AxisInfo proves `v` the same at every index (constancy covering each
     dimension): Inductor's channel index `(x // HW) % C` inside one block, and the per-channel pointers and loads
@@ -158,12 +164,17 @@ class LoweringContext:
         """Bind a lowered value; generators that would be recomputed expensively are stored first.
 
         Pointer tiles stay generators: their addresses are affine in the tile index, which is what lets LLVM turn
-        loads and stores into contiguous vector accesses; stored, they would become gathers.
+        loads and stores into contiguous vector accesses; stored, they would become gathers. The result of an op
+        with effects (a custom op declared `pure=False`) is stored at once: its elements are computed here, once
+        each, in program order, whether or not anything reads them.
         """
         if isinstance(x, Tile) and x.buf is None:
-            x = _uniform(v, x)
-            if x.ety != PTR and stored(x.cost, v):
+            if not _pure_owner(v):
                 x = self.materialize(x)
+            else:
+                x = _uniform(v, x)
+                if x.ety != PTR and stored(x.cost, v):
+                    x = self.materialize(x)
         self.values[v] = x
 
     def element_of(self, v: Value, idx: list[ir.Value], shape: tuple[int, ...]) -> ir.Value:

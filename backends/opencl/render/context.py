@@ -347,11 +347,19 @@ class RenderContext:
     def define(self, v: Value, x: Any) -> None:
         """Bind a rendered value. Scalars become named C variables; costly generators used twice are stored."""
         if isinstance(x, str):
+            if self.L > 1 and not _pure_owner(v):
+                raise UnsupportedError(
+                    self.backend,
+                    f"{v.owner.op_name} has effects and scalar operands: every one of the program's {self.L} "
+                    f"work-items would run it (give it 1-element tensors, or launch with work_items=1)",
+                    v.owner.loc,
+                )
             if not _is_simple(x):
                 name = self.name_for(v)
                 self.emit(f"{self.ctype(v)} {name} = {x};")
                 x = name
-        elif isinstance(x, Tile) and x.reg is None and stored(x.cost, v, x.index_only):
+        elif isinstance(x, Tile) and x.reg is None and (stored(x.cost, v, x.index_only) or not _pure_owner(v)):
+            # an op with effects (a custom op declared pure=False) runs here, once per element, used or not
             x = self.materialize(x, self.name_for(v, "t"))
         self.values[v] = x
 
@@ -534,6 +542,12 @@ class RenderContext:
         term = self.render_block(block)
         assert term is not None
         return [self.scalar(v) for v in term.operands]
+
+
+def _pure_owner(v: Value) -> bool:
+    """Whether `v` is a block argument or the result of an op without effects."""
+    owner = v.owner
+    return not isinstance(owner, Op) or owner.pure
 
 
 def _is_simple(x: str) -> bool:
