@@ -1,5 +1,5 @@
-"""The `triton-sdk` command: demo, compile with stage dumps, devices, plugins, conformance, upstream tests, fuzzing
-and benchmarks.
+"""The `triton-sdk` command: demo, compile with stage dumps, devices, plugins, conformance, upstream tests, fuzzing,
+benchmarks and the SDK IR pass runner (`opt`).
 
 Exit status: 0 success; 1 the command ran and found failures (wrong results, broken plugins); 2 it could not do
 what was asked (a bad option, file, backend or filter, or a named SDK refusal), said on stderr without a traceback.
@@ -412,7 +412,18 @@ def _parser() -> argparse.ArgumentParser:
     from .bench.cli import add_parser as _add_bench_parser
 
     _add_bench_parser(sub).set_defaults(fn=_cmd_bench)
+    from .opt_cli import add_parser as _add_opt_parser
+
+    _add_opt_parser(sub).set_defaults(fn=_cmd_opt)
     return p
+
+
+def _cmd_opt(args: argparse.Namespace) -> int:
+    from .opt_cli import run
+
+    if args.file:
+        _input_file(args.file, "file")
+    return run(args, UsageError, _backend)
 
 
 def main(argv: list[str] | None = None) -> int:

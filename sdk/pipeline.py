@@ -48,6 +48,13 @@ class IRPass(abc.ABC):
 
     name: ClassVar[str] = ""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("name"):  # `@ir_pass` registers the classes it names itself
+            from .pass_registry import register
+
+            register(cls)
+
     @abc.abstractmethod
     def run(self, module: Module, ctx: PassContext) -> None:
         """Rewrite `module` in place."""
@@ -88,6 +95,9 @@ def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
                 check_options(name, self)
 
             cls.__init__ = __init__  # type: ignore[method-assign]
+            from .pass_registry import register
+
+            register(cls)
             return cls
         if not callable(obj):
             raise TypeError(f"@ir_pass applies to a class or a function, not {obj!r}")
@@ -125,6 +135,10 @@ def ir_pass(name: str, options: type | None = None) -> Callable[[Any], Any]:
         FunctionPass.__name__ = FunctionPass.__qualname__ = getattr(fn, "__name__", "FunctionPass")
         FunctionPass.__module__ = getattr(fn, "__module__", __name__)
         FunctionPass.function = staticmethod(fn)  # type: ignore[attr-defined]
+        FunctionPass.options_class = opts_cls  # type: ignore[attr-defined]
+        from .pass_registry import register
+
+        register(FunctionPass)
         return FunctionPass
 
     return deco
