@@ -127,16 +127,21 @@ class TargetBackend(BaseBackend):
 
     @functools.cache  # noqa: B019 - one backend object per target; cheap key
     def hash(self) -> str:
-        """SDK version and sources, backend version and descriptor, injected passes and active plugins.
+        """SDK version and sources, the backend's sources and the modules they import, its version and descriptor,
+        injected passes and active plugins.
 
         Cached per backend object; Triton makes a new one after the plugin registry changes (see plugins.invalidate).
         """
+        from .code_identity import module_closure
         from .pipeline import injection_identity
         from .plugins import identity
 
         plugins = identity(self.name)
+        # the backend's own package is in source_digest; what its modules import from outside it (a vendor's
+        # helper package, editable or not) is in the closure, so editing a helper recompiles
+        code = ",".join(f"{m}={d}" for m, d in module_closure(type(self).__module__))
         key = (
-            f"{__version__}|{source_digest(type(self).__module__)}|{self.name}|{self.version}|"
+            f"{__version__}|{source_digest(type(self).__module__)}|{code}|{self.name}|{self.version}|"
             f"{self.descriptor.hash()}|{injection_identity(self.name)}|{plugins}"
         )
         return hashlib.sha256(key.encode()).hexdigest()
