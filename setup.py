@@ -1,11 +1,14 @@
 """Builds the native launcher extension and ships the plugin ABI header; other metadata lives in pyproject.toml."""
 
+import atexit
 import os
 import shutil
+import tempfile
 
 from pybind11.setup_helpers import Pybind11Extension
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.egg_info import egg_info
 
 HEADERS = os.path.join("csrc", "include", "triton_backend_sdk")
 
@@ -23,8 +26,20 @@ class BuildPyWithHeaders(build_py):
                 shutil.copy2(os.path.join(HEADERS, name), dest)
 
 
+class EggInfoOutsideTheTree(egg_info):
+    """pip's build backend asks for the build requirements by running `egg_info`, which writes
+    `triton_backend_sdk.egg-info/` into the source tree unless told otherwise: metadata goes to a temporary directory
+    instead (the wheel and the editable install carry their own)."""
+
+    def finalize_options(self) -> None:
+        if self.egg_base is None:
+            self.egg_base = tempfile.mkdtemp(prefix="triton-backend-sdk-egg-info-")
+            atexit.register(shutil.rmtree, self.egg_base, True)
+        super().finalize_options()
+
+
 setup(
-    cmdclass={"build_py": BuildPyWithHeaders},
+    cmdclass={"build_py": BuildPyWithHeaders, "egg_info": EggInfoOutsideTheTree},
     ext_modules=[
         Pybind11Extension(
             "triton_backend_sdk._native",
