@@ -60,6 +60,16 @@ KERNELS = textwrap.dedent("""
         x = tl.load(X + tl.program_id(0) * n + offs, mask=offs < n, other=-float("inf"))
         tl.store(Out + tl.program_id(0), tl.argmax(x, axis=0))
 
+    @triton.jit
+    def scans(X, S, R, M, rows, cols, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        m = r < cols
+        x = tl.load(X + tl.program_id(0) * cols + r, mask=m, other=0.0)
+        tl.store(S + tl.program_id(0) * cols + r, tl.cumsum(x, axis=0), mask=m)
+        tl.store(R + tl.program_id(0) * cols + r, tl.cumsum(x, axis=0, reverse=True), mask=m)
+        xi = tl.load(X + tl.program_id(0) * cols + r, mask=m, other=0.0).to(tl.int32)
+        tl.store(M + tl.program_id(0) * cols + r, tl.umulhi(xi * 7919, xi * 104729 + 3), mask=m)
+
     n = 1237
     x, y = torch.randn(n, generator=g), torch.randn(n, generator=g)
     z = torch.empty_like(x)
@@ -81,6 +91,16 @@ KERNELS = textwrap.dedent("""
     idx = torch.empty(6, dtype=torch.int32)
     argmax_rows[(6,)](x, idx, 29, BLOCK=32)
     assert idx.tolist() == x.argmax(1).tolist(), (idx, x.argmax(1))
+    x = torch.randn(4, 37, generator=g) * 100
+    s, r, mh = torch.empty_like(x), torch.empty_like(x), torch.empty(4, 37, dtype=torch.int32)
+    scans[(4,)](x, s, r, mh, 4, 37, BLOCK=64)
+    torch.testing.assert_close(s, x.double().cumsum(1).float(), rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(r, x.double().flip(1).cumsum(1).flip(1).float(), rtol=1e-5, atol=1e-3)
+    xi = x.to(torch.int32).to(torch.int64)
+    a, b = (xi * 7919) & 0xFFFFFFFF, (xi * 104729 + 3) & 0xFFFFFFFF
+    exact = [(int(p) * int(q)) >> 32 for p, q in zip(a.flatten(), b.flatten())]  # Python ints: no overflow
+    got = [v & 0xFFFFFFFF for v in mh.flatten().tolist()]
+    assert got == exact, "umulhi"
     print("TINYC OK")
 """)
 
@@ -117,9 +137,9 @@ REFUSALS = textwrap.dedent("""
         tl.store(Y + offs, tl.load(X + offs) * 2)
 
     @triton.jit
-    def cumsum(X, Y, BLOCK: tl.constexpr):
+    def atomic(X, Y, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
-        tl.store(Y + offs, tl.cumsum(tl.load(X + offs), axis=0))
+        tl.atomic_add(Y + offs, tl.load(X + offs))
 
     @triton.jit
     def early_return(X, n, BLOCK: tl.constexpr):
@@ -130,7 +150,7 @@ REFUSALS = textwrap.dedent("""
 
     cases = {
         "half": lambda: half_copy[(1,)](torch.ones(16, dtype=torch.float16), torch.empty(16, dtype=torch.float16), 16),
-        "scan": lambda: cumsum[(1,)](torch.ones(16), torch.empty(16), 16),
+        "atomic": lambda: atomic[(1,)](torch.ones(16), torch.zeros(16), 16),
         "branch": lambda: early_return[(2,)](torch.ones(16), 1, 16),
     }
     fn = cases[sys.argv[1]]
@@ -169,7 +189,7 @@ def test_tinyc_raises_device_asserts_with_program_and_location(tinyc_python, tmp
     ("case", "words"),
     [
         ("half", ["UnsupportedDtypeError", "fp16", "supported_dtypes"]),
-        ("scan", ["LoweringError", "tt.scan"]),
+        ("atomic", ["LoweringError", "tt.atomic_rmw"]),
         ("branch", ["UnsupportedError", "branches between blocks"]),
     ],
 )

@@ -193,14 +193,15 @@ class Emitter:
             self.line(f"{name}[{i}] = {expr(*(self.at(a, i) for a in op.operands))};")
 
     def emit_ops(self, block: Block) -> Op | None:
-        """Emit every op of `block` but a `scf.yield` / `tt.reduce.return` terminator, which is returned for the
-        parent op's rule to handle (any other terminator, a branch say, goes to the rule table and fails there)."""
+        """Emit every op of `block` but a terminator that forwards values to the op owning the region (`scf.yield`,
+        `tt.reduce.return`, `tt.scan.return`, ...), which is returned for that op's rule to handle (any other
+        terminator, a branch say, goes to the rule table and fails there)."""
         region = block.parent
         if region is not None and len(region.blocks) > 1:
             owner = region.parent.op_name if region.parent is not None else "a region"
             raise UnsupportedError(self.table.backend, f"branches between blocks (an early return?) in {owner}")
         for op in list(block.ops):
-            if isinstance(op, (O.Yield, O.ReduceReturn)):
+            if isinstance(op, O.ReturnLike) and not isinstance(op, O.Return):
                 return op
             self.table.lookup(op)(self, op)
         return None

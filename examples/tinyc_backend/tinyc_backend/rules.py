@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.attrs import DenseAttr, FloatAttr, IntegerAttr
-from triton_backend_sdk.ir.core import Op, Value
+from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.ir.dialects.libm import LibmOp
 from triton_backend_sdk.ir.enums import CmpFPredicate
 from triton_backend_sdk.ir.types import FloatType, IntType, PointerType
@@ -325,12 +325,8 @@ def reduce(e: Emitter, op: O.Reduce) -> None:
     """Sequential combine along the axis (a tree on the GPU: float sums differ in rounding, within tolerance)."""
     srcs, axis = list(op.srcs), op.axis
     shape = srcs[0].type.shape
-    outer = 1
-    for d in shape[:axis]:
-        outer *= d
-    inner = 1
-    for d in shape[axis + 1 :]:
-        inner *= d
+    outer = _prod(shape[:axis])
+    inner = _prod(shape[axis + 1 :])
     length = shape[axis]
     outs = [e.define(r) for r in op.results]
     body = op.regions[0].entry
@@ -346,16 +342,68 @@ def reduce(e: Emitter, op: O.Reduce) -> None:
                 e.bind(a, acc)
             for b, s in zip(body.args[n:], srcs):
                 e.bind(b, e.at(s, f"{o} * {length * inner} + {k} * {inner} + {j}"))
-            term = e.emit_ops(body)
-            new = []
-            for v in term.operands:
-                t = e.fresh("next")
-                e.line(f"{ctype(v.type)} {t} = {e.at(v)};")
-                new.append(t)
-            for acc, t in zip(accs, new):
-                e.line(f"{acc} = {t};")
+            _combine(e, body, accs)
         for r, name, acc in zip(op.results, outs, accs):
             e.line(f"{name}[{o} * {inner} + {j}] = {acc};" if r.type.is_tensor else f"{name} = {acc};")
+
+
+@RULES.register(O.Scan)
+def scan(e: Emitter, op: O.Scan) -> None:
+    """Inclusive scan along the axis, element by element (from the end when `reverse`)."""
+    srcs, axis = list(op.srcs), op.axis
+    shape = srcs[0].type.shape
+    outer = _prod(shape[:axis])
+    inner = _prod(shape[axis + 1 :])
+    length = shape[axis]
+    outs = [e.define(r) for r in op.results]
+    body = op.regions[0].entry
+    n = len(srcs)
+    with e.loop(outer) as o, e.loop(inner) as j:
+        at = f"{o} * {length * inner} + ({{k}}) * {inner} + {j}"
+        first = f"{length - 1}" if op.reverse else "0"
+        accs = []
+        for s, out in zip(srcs, outs):
+            acc = e.fresh("acc")
+            e.line(f"{ctype(s.type)} {acc} = {e.at(s, at.format(k=first))};")
+            e.line(f"{out}[{at.format(k=first)}] = {acc};")
+            accs.append(acc)
+        with e.loop(length, start="1") as step:
+            k = f"{length - 1} - {step}" if op.reverse else step
+            for a, acc in zip(body.args[:n], accs):
+                e.bind(a, acc)
+            for b, s in zip(body.args[n:], srcs):
+                e.bind(b, e.at(s, at.format(k=k)))
+            _combine(e, body, accs)
+            for out, acc in zip(outs, accs):
+                e.line(f"{out}[{at.format(k=k)}] = {acc};")
+
+
+def _prod(dims: tuple[int, ...]) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def _combine(e: Emitter, body: Block, accs: list[str]) -> None:
+    """Emit a reduce/scan combine region over bound arguments and assign its results to `accs`."""
+    term = e.emit_ops(body)
+    new = []
+    for v in term.operands:
+        t = e.fresh("next")
+        e.line(f"{ctype(v.type)} {t} = {e.at(v)};")
+        new.append(t)
+    for acc, t in zip(accs, new):
+        e.line(f"{acc} = {t};")
+
+
+@RULES.register(O.MulhiUI)
+def mulhiui(e: Emitter, op: O.MulhiUI) -> None:
+    """The high half of the unsigned product (64-bit operands through gcc's/clang's unsigned __int128)."""
+    t = op.results[0].type
+    w, c, u = t.element.width, ctype(t), utype(t)
+    wide = "unsigned __int128" if w == 64 else "uint64_t"
+    e.elementwise(op, lambda a, b: f"(({c})((({wide})({u}){a} * ({wide})({u}){b}) >> {w}))")
 
 
 @RULES.register(O.Dot)
