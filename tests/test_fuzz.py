@@ -178,6 +178,67 @@ def test_reference_dot_allows_what_underflowing_products_lose() -> None:
     assert ((f32 >= lo - (hi - lo)) & (f32 <= hi + (hi - lo))).all()
 
 
+def test_reference_min_max_of_opposite_zeros_is_either_zero() -> None:
+    """fuzz seed 308 kernel 774: rsqrt(min(-0, +0)) was +inf in the reference and -inf on cpu_ref; minnum/maxnum of
+    opposite zeros may return either (LLVM, IEEE minNum), so the perturbed runs give such a result both signs."""
+    from triton.runtime import interpreter as I
+    from triton_backend_sdk.fuzz import interp_ref
+
+    interp_ref.install()
+    a = I.TensorHandle(np.array([-0.0, 1.0, 0.0], np.float32), tl.float32)
+    b = I.TensorHandle(np.array([0.0, 2.0, 0.0], np.float32), tl.float32)
+    builder = I.InterpreterBuilder()
+    signs = set()
+    for run in (1, 2):
+        interp_ref.set_run(run)
+        r = builder.create_minnumf(a, b).data
+        signs.add(bool(np.signbit(r[0])))
+        assert r[1] == 1.0 and not np.signbit(r[2]), "only opposite zeros are free"
+    column = tl.core.tensor(I.TensorHandle(np.array([[-0.0], [0.0], [-3.0]], np.float32), tl.float32), tl.float32)
+    reduced = set()
+    for run in (1, 2):
+        interp_ref.set_run(run)
+        m = I.ReduceOps.min_max(I.ReduceOps(0, tl.standard._elementwise_max, False), column, np.nanmax)
+        reduced.add(bool(np.signbit(m.handle.data[0])))
+    interp_ref.set_run(0)
+    assert signs == {True, False} and reduced == {True, False}
+
+
+def test_reference_max_ignores_a_signaling_nan() -> None:
+    """fuzz seed 308 kernel 1235: tl.max over a column holding an sNaN, -inf and +inf was 0.0 in the reference
+    (numpy's nanmax on AVX-512) and +inf on both backends (maxnum ignores a NaN, signaling or not)."""
+    from triton.runtime import interpreter as I
+    from triton_backend_sdk.fuzz import interp_ref
+
+    interp_ref.install()
+    col = np.array([-0.0, -1.75, 1.0, np.inf, -7.5e-4, -np.inf, 0.0], np.float32)
+    col = np.concatenate([col, np.array([0x7F98D923], np.uint32).view(np.float32)]).reshape(-1, 1)
+    x = tl.core.tensor(I.TensorHandle(col, tl.float32), tl.float32)
+    for run in range(3):
+        interp_ref.set_run(run)
+        m = I.ReduceOps.min_max(I.ReduceOps(0, tl.standard._elementwise_max, False), x, np.nanmax)
+        assert m.handle.data.tolist() == [np.inf], run
+    interp_ref.set_run(0)
+
+
+def test_reference_saturating_sum_with_an_infinity_is_ill_conditioned() -> None:
+    """fuzz seed 308 kernel 902: an e5m2 sum of +inf, -inf and finite terms is NaN exactly, but each fp8 addition
+    is narrowed with satfinite (the CUDA path too), so an order that narrows +inf to +57344 first ends finite
+    (cpu_ref: -57344). The perturbed runs now disagree on NaN there, so the element is not compared."""
+    from triton.runtime import interpreter as I
+    from triton_backend_sdk.fuzz import interp_ref
+
+    x = np.array([[512.0, np.inf, -0.1875, 12288.0, -np.inf, 1536.0]]).T
+    fp8 = tl.core.tensor(I.TensorHandle(R.encode(x, "float8e5"), tl.float8e5), tl.float8e5)
+    runs = []
+    for run in range(3):
+        interp_ref.set_run(run)
+        s = interp_ref._sum(None)(I.ReduceOps(0, tl.standard._sum_combine, False), fp8)
+        runs.append(float(R.decode(s.handle.data, "float8e5")[0]))
+    interp_ref.set_run(0)
+    assert np.isnan(runs[0]) and np.isnan(runs).any() and not np.isnan(runs).all(), runs
+
+
 # --- comparison and crash isolation -------------------------------------------------------------------------------
 def _guarded(values: list[float], dtype: str = "float32") -> torch.Tensor:
     from triton_backend_sdk.fuzz.inputs import GUARD, SENTINEL_BYTE
@@ -578,3 +639,20 @@ def test_fuzz_regression_bf16_bits_as_fp16_and_a_compare_with_negative_zero(back
     low = x5.min(dim=1, keepdim=True).values
     low = (low.clamp(max=0) if BN > N else low).to(torch.float16).expand(M, N)  # padding columns count as 0
     torch.testing.assert_close(o, torch.where(nonzero, picked, low), rtol=0, atol=0)
+
+
+@triton.jit
+def _column_max(x, o, M: tl.constexpr, N: tl.constexpr):
+    rm, rn = tl.arange(0, M), tl.arange(0, N)
+    tl.store(o + rn, tl.max(tl.load(x + rm[:, None] * N + rn[None, :]), axis=0))
+
+
+def test_fuzz_regression_max_over_a_signaling_nan(backend) -> None:
+    """fuzz seed 308 kernel 1235 (the reference's fault, above): a max over a column holding a signaling NaN is
+    the largest other value on every backend, as maxnum is on the CUDA path."""
+    col = torch.tensor([-0.0, -1.75, 1.0, float("inf"), -7.5e-4, -float("inf"), 0.0, 2.0])
+    col[7] = torch.tensor([0x7F98D923], dtype=torch.int32).view(torch.float32)
+    x = torch.stack([col, col.flip(0)], 1).contiguous()
+    o = torch.empty(2)
+    _column_max[(1,)](x, o, M=8, N=2)
+    assert o.tolist() == [float("inf"), float("inf")]

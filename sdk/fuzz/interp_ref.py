@@ -11,6 +11,9 @@ What is replaced, and why:
 - Integer x/0, x%0, INT_MIN/-1, shifts by >= the width, float -> int of NaN and out-of-range values: numpy gives
   0/warnings/platform results; these follow Triton's CUDA path as sdk/transforms/int_semantics.py documents it.
 - Approximate operations compute in f64 and round once; with `RUN > 0` their results are perturbed (see below).
+- min/max (minnumf/maxnumf, and the min/max reductions) of +0 and -0: either zero is right; runs > 0 pick the sign
+  of such a result as they pick the direction of an approximation, so what depends on it is ill-conditioned. Their
+  operands' signaling NaNs are made quiet first (numpy's fmax/fmin mishandle them).
 
 Tolerance by perturbation. An implementation may round tl.exp, exp2, log, log2, sin, cos, sqrt, rsqrt, erf (by up
 to the OpenCL 1.2 full-profile bounds, `APPROX_ULPS`), and may sum in any order (a sum or cumsum of n terms by up
@@ -85,12 +88,17 @@ def _perturb_abs(y: np.ndarray, bound: np.ndarray) -> np.ndarray:
     return y + _signs(np.shape(y)) * bound
 
 
-def _overflow_unstable(y: np.ndarray, scale: np.ndarray, name: str) -> np.ndarray:
+def _overflow_unstable(y: np.ndarray, scale: np.ndarray, name: str, infinite: np.ndarray | bool = False) -> np.ndarray:
     """Where a sum's magnitudes could overflow the format partway (Σ|x| beyond its largest value), whether it does
-    depends on the order: the perturbed runs give NaN there, so that compare.py skips those elements."""
+    depends on the order; in a saturating format (fp8: every addition's result is narrowed with satfinite, as on
+    the CUDA path) an infinite term is saturated away or not by the order too (inf + -inf: NaN exactly, a finite
+    value once +inf has been narrowed to +max). The perturbed runs give NaN there (run 1) and 0.0 (the others), so
+    the runs disagree on NaN and compare.py skips those elements whatever run 0 is."""
     if STATE.run == 0:
         return y
-    return np.where(np.asarray(scale) > D.FORMATS[name].max, np.nan, y)
+    fmt = D.FORMATS[name]
+    unstable = (np.asarray(scale) > fmt.max) | (np.asarray(infinite) & fmt.saturate)
+    return np.where(unstable, np.nan if STATE.run == 1 else 0.0, y)
 
 
 def _name(h: I.TensorHandle) -> str | None:
@@ -238,7 +246,8 @@ def _sum(orig):
             n = x.size if self.axis is None else x.shape[self.axis]
             scale = np.sum(fin, axis=self.axis, keepdims=self.keep_dims)
             bound = max(n - 1, 0) * D.FORMATS[name].eps * scale
-            s = _overflow_unstable(_perturb_abs(np.asarray(s), np.asarray(bound)), scale, name)
+            infinite = np.isinf(x).any(axis=self.axis, keepdims=self.keep_dims)
+            s = _overflow_unstable(_perturb_abs(np.asarray(s), np.asarray(bound)), scale, name, infinite & (n > 1))
         # the sum of one element is that element, no addition rounded (a saturating format keeps its infinity)
         s = R.encode(np.asarray(s) if n == 1 else R.round_float(s, name), name)
         return self.to_tensor(s, input.dtype)
@@ -256,7 +265,8 @@ def _cumsum(orig):
             c = np.cumsum(x, axis=self.axis)
             steps = np.arange(x.shape[self.axis]).reshape([-1 if i == self.axis else 1 for i in range(x.ndim)])
             scale = np.cumsum(np.where(np.isfinite(x), np.abs(x), 0.0), axis=self.axis)
-            c = _overflow_unstable(_perturb_abs(c, steps * D.FORMATS[name].eps * scale), scale, name)
+            infinite = np.logical_or.accumulate(np.isinf(x), axis=self.axis) & (steps > 0)
+            c = _overflow_unstable(_perturb_abs(c, steps * D.FORMATS[name].eps * scale), scale, name, infinite)
         # a scan's first element is its input, no addition rounded (a saturating format keeps its infinity)
         c = R.encode(np.where(steps == 0, x, R.round_float(c, name)), name)
         return [self.to_tensor(c, input.dtype)]
@@ -271,17 +281,72 @@ def _min_max(orig):
         x = input[0] if isinstance(input, tuple) else input
         name = TL_NAME.get(x.dtype)
         if name not in LOW:
-            return orig(self, input, val_reduce_op, idx_reduce_op)
+            x = tl.core.tensor(_quiet(x.handle), x.type)
+            out = orig(self, x, val_reduce_op, idx_reduce_op)
+            if val_reduce_op is None or name not in D.FLOATS:
+                return out
+            vals = out if not isinstance(out, tuple) else out[0]
+            data = vals.handle.data
+            fixed = _reduced_zero_sign_free(data.astype(np.float64), x.handle.data, self.axis, self.keep_dims)
+            vals = self.to_tensor(np.asarray(fixed).astype(data.dtype).reshape(data.shape), x.dtype)
+            return (vals, out[1]) if isinstance(out, tuple) else vals
         wide = tl.core.tensor(_wide(x.handle), tl.block_type(tl.float32, list(x.shape)) if x.shape else tl.float32)
         out = orig(self, wide, val_reduce_op, idx_reduce_op)
         vals = out if not isinstance(out, tuple) else out[0]
         if val_reduce_op is None:
             return out
-        enc = R.encode(R.round_float(vals.handle.data.astype(np.float64), name), name)
+        wide_vals = vals.handle.data.astype(np.float64)
+        wide_vals = _reduced_zero_sign_free(wide_vals, _wide(x.handle).data, self.axis, self.keep_dims)
+        enc = R.encode(R.round_float(np.asarray(wide_vals), name), name)
         vals = self.to_tensor(enc.reshape(vals.handle.data.shape) if vals.shape else enc.reshape(()), x.dtype)
         return (vals, out[1]) if isinstance(out, tuple) else vals
 
     return method
+
+
+def _quiet(h: I.TensorHandle) -> I.TensorHandle:
+    """`h` with signaling NaNs made quiet (sign kept). numpy's fmax/fmin, behind the interpreter's maxnumf/minnumf
+    and tl.max/tl.min (nanmax), mishandle them on AVX-512: a column holding an sNaN, -inf and +inf reduced to 0.0;
+    the hardware's maxnum treats an sNaN as a NaN, ignored like any other."""
+    data = h.data
+    if data.dtype.kind != "f" or not np.isnan(data).any():
+        return h
+    return I.TensorHandle(np.where(np.isnan(data), np.copysign(np.nan, data).astype(data.dtype), data), h.dtype)
+
+
+def _zero_sign_free(orig):
+    """minnumf/maxnumf of +0 and -0 may return either zero (LLVM's minnum/maxnum, IEEE 754's minNum): runs > 0
+    give such an element the sign `_signs` picks, so a value that depends on it (rsqrt(min(-0, +0)) is +-inf) is
+    ill-conditioned instead of held to the interpreter's choice."""
+
+    def method(self, lhs, rhs):
+        lhs, rhs = _quiet(lhs), _quiet(rhs)
+        r = orig(self, lhs, rhs)
+        name = _name(r)
+        if STATE.run == 0 or name is None or name not in D.FLOATS:
+            return r
+        a, b = R.decode(lhs.data, _name(lhs)), R.decode(rhs.data, _name(rhs))
+        a, b = np.broadcast_arrays(a, b)
+        free = (a == 0) & (b == 0) & (np.signbit(a) != np.signbit(b))
+        if not free.any():
+            return r
+        v = np.where(free, np.copysign(0.0, _signs(free.shape)), R.decode(r.data, name))
+        return _handle(R.encode(v, name), name)
+
+    return method
+
+
+def _reduced_zero_sign_free(vals: np.ndarray, x: np.ndarray, axis: int | None, keep: bool) -> np.ndarray:
+    """A min/max reduction whose result is a zero while its row holds zeros of both signs: either sign (runs > 0
+    pick one by `_signs`)."""
+    if STATE.run == 0:
+        return vals
+    zero = x == 0
+    both = (zero & np.signbit(x)).any(axis=axis, keepdims=keep) & (zero & ~np.signbit(x)).any(axis=axis, keepdims=keep)
+    free = both & (vals == 0)
+    if not np.any(free):
+        return vals
+    return np.where(free, np.copysign(0.0, _signs(np.shape(free))), vals)
 
 
 def _get_bf16(self, value):
@@ -311,6 +376,8 @@ def install() -> None:
     binary += [f"fcmp{p}" for p in ("OLT", "OGT", "OLE", "OGE", "OEQ", "ONE", "ULT", "UGT", "ULE", "UGE", "UEQ", "UNE")]
     for m in binary:
         setattr(B, f"create_{m}", _lowp(getattr(B, f"create_{m}"), 2))
+    for m in ("minnumf", "maxnumf"):
+        setattr(B, f"create_{m}", _zero_sign_free(getattr(B, f"create_{m}")))
     B.create_clampf = _lowp(B.create_clampf, 3)
     B.create_fneg = _fneg
     B.create_fma = _fma(B.create_fma)
