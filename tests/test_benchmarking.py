@@ -95,6 +95,49 @@ def test_do_bench_samples_longer_while_the_median_is_uncertain(backend, monkeypa
     assert len(ms) == 3 and ms[1] <= ms[0] <= ms[2]
 
 
+class Autotuner:
+    """Stands in for Triton's: `_bench` hands the benchmarker a `kernel_call` closure over the tuner, whose `nargs`
+    is one dict per autotuning run (what `benchmarking.autotune_run_of` recognizes)."""
+
+    def __init__(self) -> None:
+        self.nargs: dict = {}
+
+    def _bench(self, work):  # type: ignore[no-untyped-def]
+        def kernel_call():  # type: ignore[no-untyped-def]
+            work(self.nargs)
+
+        return kernel_call
+
+
+def test_autotune_configs_are_timed_against_the_first_under_drift(monkeypatch):
+    """The host halves its speed between two configs: the second, timed side by side with the first, keeps its
+    ratio to it (1.5) instead of reporting the slowdown (raw: 3 x 2 = 60 ms against the first's 20 ms)."""
+    speed = {"factor": 1.0}
+    tuner = Autotuner()
+    first = tuner._bench(lambda nargs: time.sleep(0.02 * speed["factor"]))
+    second = tuner._bench(lambda nargs: time.sleep(0.03 * speed["factor"]))
+    assert benchmarking.autotune_run_of(first) == benchmarking.autotune_run_of(second) is not None
+    with monkeypatch.context() as m:
+        m.setattr(driver.active, "clear_cache", lambda cache: None)
+        t1 = benchmarking.do_bench(first, rep=100, quantiles=(0.5,))
+        speed["factor"] = 2.0
+        t2 = benchmarking.do_bench(second, rep=100, quantiles=(0.5,))
+        alone = benchmarking.do_bench(lambda: time.sleep(0.03 * speed["factor"]), rep=100, quantiles=(0.5,))
+    assert t1 >= 20, t1
+    assert 1.2 <= t2 / t1 <= 1.9, (t1, t2)  # raw, the slowdown included: 3
+    assert alone >= 60, "a call outside an autotuning run is timed as it is"
+
+
+def test_autotune_picks_and_runs_a_config(backend):
+    configs = [triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})]
+    tuned = triton.autotune(configs=configs, key=["n"])(add_kernel)
+    n = 5000
+    x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
+    tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+    torch.testing.assert_close(out, x + y)
+    assert len(tuned.configs_timings) == 2 and all(t[0] < float("inf") for t in tuned.configs_timings.values())
+
+
 def test_flush_is_capped_on_a_huge_shared_cache(monkeypatch):
     """A 260 MiB L3 behind 2 vCPUs (this project's second host type): twice it was a 50 ms memset per run, and
     Triton's do_bench, which sizes its sample by an estimate including the flush, took 1-2 samples."""

@@ -218,6 +218,9 @@ def test_reference_max_ignores_a_signaling_nan() -> None:
         interp_ref.set_run(run)
         m = I.ReduceOps.min_max(I.ReduceOps(0, tl.standard._elementwise_max, False), x, np.nanmax)
         assert m.handle.data.tolist() == [np.inf], run
+    flat = tl.core.tensor(I.TensorHandle(col.reshape(-1), tl.float32), tl.block_type(tl.float32, [col.size]))
+    whole = I.ReduceOps.min_max(I.ReduceOps(0, tl.standard._elementwise_max, False), flat, np.nanmax)
+    assert not whole.type.is_block() and whole.handle.data.tolist() == [np.inf], "a full reduction stays a scalar"
     interp_ref.set_run(0)
 
 

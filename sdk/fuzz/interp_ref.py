@@ -288,7 +288,8 @@ def _min_max(orig):
             vals = out if not isinstance(out, tuple) else out[0]
             data = vals.handle.data
             fixed = _reduced_zero_sign_free(data.astype(np.float64), x.handle.data, self.axis, self.keep_dims)
-            vals = self.to_tensor(np.asarray(fixed).astype(data.dtype).reshape(data.shape), x.dtype)
+            fixed = np.asarray(fixed).astype(data.dtype)
+            vals = self.to_tensor(fixed.reshape(data.shape) if vals.shape else fixed.reshape(()), x.dtype)
             return (vals, out[1]) if isinstance(out, tuple) else vals
         wide = tl.core.tensor(_wide(x.handle), tl.block_type(tl.float32, list(x.shape)) if x.shape else tl.float32)
         out = orig(self, wide, val_reduce_op, idx_reduce_op)
