@@ -138,6 +138,14 @@ def select(cases: list[Case], pattern: str | None) -> list[tuple[Case, str, tupl
 
 
 def _progress(i: int, n: int, label: str) -> None:
+    """A redrawn bar on a terminal; elsewhere (a pipe, a CI log) one line per tenth of the runs, not thousands of
+    carriage-return updates on one line."""
+    if not sys.stderr.isatty():
+        step = max(1, n // 10)
+        if i == n or i % step == 0:
+            sys.stderr.write(f"conformance: {i}/{n} runs\n")
+            sys.stderr.flush()
+        return
     bar = int(30 * i / max(n, 1))
     sys.stderr.write(f"\r[{'#' * bar}{'.' * (30 - bar)}] {i}/{n} {label[:50]:50s}")
     if i == n:
