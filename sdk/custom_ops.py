@@ -130,6 +130,14 @@ def custom_op(
     return kernel_fn
 
 
+def runs_in_place(v: Any) -> bool:
+    """Whether `v` is a result of a custom op with effects (`pure=False`): a backend that evaluates tiles lazily
+    must compute it where the op stands, once per element, used or not (the backends' own ops with effects, loads
+    and atomics, are handled by their rules)."""
+    owner = getattr(v, "owner", None)
+    return isinstance(owner, CustomOp) and not owner.pure
+
+
 def _address(cls: type[CustomOp], i: int, arg: Any, semantic: Any) -> Any:
     """Argument `i` of a kernel's call, a pointer argument as its int64 address (checked against the signatures)."""
     from triton.language import core

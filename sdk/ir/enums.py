@@ -55,6 +55,31 @@ class CmpFPredicate(enum.Enum):
     UNO = "uno"
     TRUE = "true"
 
+    @property
+    def c_pattern(self) -> str:
+        """The predicate in C (and OpenCL C) over `{a}` and `{b}`, `{isnan}` standing for the language's isnan:
+        ordered predicates are false on a NaN, unordered ones true, as C's own relational operators give them."""
+        return _CMPF_C[self]
+
+
+_CMPF_C = {
+    CmpFPredicate.OEQ: "({a} == {b})",
+    CmpFPredicate.OGT: "({a} > {b})",
+    CmpFPredicate.OGE: "({a} >= {b})",
+    CmpFPredicate.OLT: "({a} < {b})",
+    CmpFPredicate.OLE: "({a} <= {b})",
+    CmpFPredicate.ONE: "(({a} < {b}) || ({a} > {b}))",
+    CmpFPredicate.ORD: "(!{isnan}({a}) && !{isnan}({b}))",
+    CmpFPredicate.UEQ: "!(({a} < {b}) || ({a} > {b}))",
+    CmpFPredicate.UGT: "!({a} <= {b})",
+    CmpFPredicate.UGE: "!({a} < {b})",
+    CmpFPredicate.ULT: "!({a} >= {b})",
+    CmpFPredicate.ULE: "!({a} > {b})",
+    CmpFPredicate.UNE: "({a} != {b})",
+    CmpFPredicate.UNO: "({isnan}({a}) || {isnan}({b}))",
+    CmpFPredicate.FALSE: "false",
+    CmpFPredicate.TRUE: "true",
+}
 
 CMPF_BY_INDEX = list(CmpFPredicate)
 

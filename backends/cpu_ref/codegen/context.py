@@ -16,6 +16,7 @@ from typing import Any
 from llvmlite import ir
 from triton_backend_sdk.analysis.axis_info import axis_info_of
 from triton_backend_sdk.analysis.tile_model import stored
+from triton_backend_sdk.custom_ops import runs_in_place
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.lowering import RuleTable
@@ -57,12 +58,6 @@ class Tile:
         ptr = b.gep(self.buf, [linear_index(b, self.shape, idx)], source_etype=_storage(self.ety))
         v = b.load(ptr, typ=_storage(self.ety))
         return b.trunc(v, I1) if self.ety == I1 else v
-
-
-def _pure_owner(v: Value) -> bool:
-    """Whether `v` is a block argument or the result of an op without effects."""
-    owner = v.owner
-    return not isinstance(owner, Op) or owner.pure
 
 
 def _uniform(v: Value, t: Tile) -> Tile:
@@ -169,7 +164,7 @@ class LoweringContext:
         each, in program order, whether or not anything reads them.
         """
         if isinstance(x, Tile) and x.buf is None:
-            if not _pure_owner(v):
+            if runs_in_place(v):
                 x = self.materialize(x)
             else:
                 x = _uniform(v, x)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from triton_backend_sdk.analysis.tile_model import stored
+from triton_backend_sdk.custom_ops import runs_in_place
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.lowering import RuleTable
@@ -347,7 +348,7 @@ class RenderContext:
     def define(self, v: Value, x: Any) -> None:
         """Bind a rendered value. Scalars become named C variables; costly generators used twice are stored."""
         if isinstance(x, str):
-            if self.L > 1 and not _pure_owner(v):
+            if self.L > 1 and runs_in_place(v):
                 raise UnsupportedError(
                     self.backend,
                     f"{v.owner.op_name} has effects and scalar operands: every one of the program's {self.L} "
@@ -358,7 +359,7 @@ class RenderContext:
                 name = self.name_for(v)
                 self.emit(f"{self.ctype(v)} {name} = {x};")
                 x = name
-        elif isinstance(x, Tile) and x.reg is None and (stored(x.cost, v, x.index_only) or not _pure_owner(v)):
+        elif isinstance(x, Tile) and x.reg is None and (stored(x.cost, v, x.index_only) or runs_in_place(v)):
             # an op with effects (a custom op declared pure=False) runs here, once per element, used or not
             x = self.materialize(x, self.name_for(v, "t"))
         self.values[v] = x
@@ -542,12 +543,6 @@ class RenderContext:
         term = self.render_block(block)
         assert term is not None
         return [self.scalar(v) for v in term.operands]
-
-
-def _pure_owner(v: Value) -> bool:
-    """Whether `v` is a block argument or the result of an op without effects."""
-    owner = v.owner
-    return not isinstance(owner, Op) or owner.pure
 
 
 def _is_simple(x: str) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op
-from triton_backend_sdk.ir.enums import CmpFPredicate, PropagateNan, RoundingMode
+from triton_backend_sdk.ir.enums import PropagateNan, RoundingMode
 from triton_backend_sdk.ir.types import FloatType, IntType, PointerType, Type
 
 from . import ctypes as CT
@@ -327,29 +327,9 @@ def render_cmpi(ctx: RenderContext, op: O.CmpI) -> None:
         lift(ctx, op, lambda a, b: f"({a} {sym} {b})")
 
 
-_FCMP = {
-    CmpFPredicate.OEQ: "({a} == {b})",
-    CmpFPredicate.OGT: "({a} > {b})",
-    CmpFPredicate.OGE: "({a} >= {b})",
-    CmpFPredicate.OLT: "({a} < {b})",
-    CmpFPredicate.OLE: "({a} <= {b})",
-    CmpFPredicate.ONE: "(({a} < {b}) || ({a} > {b}))",
-    CmpFPredicate.ORD: "(!{isnan}({a}) && !{isnan}({b}))",
-    CmpFPredicate.UEQ: "!(({a} < {b}) || ({a} > {b}))",
-    CmpFPredicate.UGT: "!({a} <= {b})",
-    CmpFPredicate.UGE: "!({a} < {b})",
-    CmpFPredicate.ULT: "!({a} >= {b})",
-    CmpFPredicate.ULE: "!({a} > {b})",
-    CmpFPredicate.UNE: "({a} != {b})",
-    CmpFPredicate.UNO: "({isnan}({a}) || {isnan}({b}))",
-    CmpFPredicate.FALSE: "false",
-    CmpFPredicate.TRUE: "true",
-}
-
-
 @RULES.register(O.CmpF)
 def render_cmpf(ctx: RenderContext, op: O.CmpF) -> None:
-    pattern = _FCMP[op.predicate]
+    pattern = op.predicate.c_pattern
     isnan = ctx.lang.function("isnan") if "{isnan}" in pattern else ""
     lift(ctx, op, lambda a, b: pattern.format(a=a, b=b, isnan=isnan))
 

@@ -27,6 +27,7 @@ NAME = "tinyc"
 ENTRY = "tinyc_entry"
 
 PRELUDE = r"""#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 

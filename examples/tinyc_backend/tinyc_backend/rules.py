@@ -11,7 +11,6 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.attrs import DenseAttr, FloatAttr, IntegerAttr
 from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.ir.dialects.libm import LibmOp
-from triton_backend_sdk.ir.enums import CmpFPredicate
 from triton_backend_sdk.ir.types import FloatType, IntType, PointerType
 from triton_backend_sdk.lowering import RuleTable
 
@@ -209,30 +208,10 @@ def cmpi(e: Emitter, op: O.CmpI) -> None:
         e.elementwise(op, lambda a, b: f"({a} {rel} {b})")
 
 
-_FCMP = {
-    CmpFPredicate.OEQ: "({a} == {b})",
-    CmpFPredicate.OGT: "({a} > {b})",
-    CmpFPredicate.OGE: "({a} >= {b})",
-    CmpFPredicate.OLT: "({a} < {b})",
-    CmpFPredicate.OLE: "({a} <= {b})",
-    CmpFPredicate.ONE: "(({a} < {b}) || ({a} > {b}))",
-    CmpFPredicate.ORD: "(!isnan({a}) && !isnan({b}))",
-    CmpFPredicate.UEQ: "!(({a} < {b}) || ({a} > {b}))",
-    CmpFPredicate.UGT: "!({a} <= {b})",
-    CmpFPredicate.UGE: "!({a} < {b})",
-    CmpFPredicate.ULT: "!({a} >= {b})",
-    CmpFPredicate.ULE: "!({a} > {b})",
-    CmpFPredicate.UNE: "({a} != {b})",
-    CmpFPredicate.UNO: "(isnan({a}) || isnan({b}))",
-    CmpFPredicate.FALSE: "0",
-    CmpFPredicate.TRUE: "1",
-}
-
-
 @RULES.register(O.CmpF)
 def cmpf(e: Emitter, op: O.CmpF) -> None:
-    pattern = _FCMP[op.predicate]
-    e.elementwise(op, lambda a, b: pattern.format(a=a, b=b))
+    pattern = op.predicate.c_pattern
+    e.elementwise(op, lambda a, b: pattern.format(a=a, b=b, isnan="isnan"))
 
 
 @RULES.register(O.Select)
@@ -323,13 +302,7 @@ def store(e: Emitter, op: O.Store) -> None:
 @RULES.register(O.Reduce)
 def reduce(e: Emitter, op: O.Reduce) -> None:
     """Sequential combine along the axis (a tree on the GPU: float sums differ in rounding, within tolerance)."""
-    srcs, axis = list(op.srcs), op.axis
-    shape = srcs[0].type.shape
-    outer = _prod(shape[:axis])
-    inner = _prod(shape[axis + 1 :])
-    length = shape[axis]
-    outs = [e.define(r) for r in op.results]
-    body = op.regions[0].entry
+    srcs, outs, body, outer, length, inner = _along_axis(e, op)
     n = len(srcs)
     with e.loop(outer) as o, e.loop(inner) as j:
         accs = []
@@ -350,13 +323,7 @@ def reduce(e: Emitter, op: O.Reduce) -> None:
 @RULES.register(O.Scan)
 def scan(e: Emitter, op: O.Scan) -> None:
     """Inclusive scan along the axis, element by element (from the end when `reverse`)."""
-    srcs, axis = list(op.srcs), op.axis
-    shape = srcs[0].type.shape
-    outer = _prod(shape[:axis])
-    inner = _prod(shape[axis + 1 :])
-    length = shape[axis]
-    outs = [e.define(r) for r in op.results]
-    body = op.regions[0].entry
+    srcs, outs, body, outer, length, inner = _along_axis(e, op)
     n = len(srcs)
     with e.loop(outer) as o, e.loop(inner) as j:
         at = f"{o} * {length * inner} + ({{k}}) * {inner} + {j}"
@@ -376,6 +343,15 @@ def scan(e: Emitter, op: O.Scan) -> None:
             _combine(e, body, accs)
             for out, acc in zip(outs, accs):
                 e.line(f"{out}[{at.format(k=k)}] = {acc};")
+
+
+def _along_axis(e: Emitter, op: Op) -> tuple[list[Value], list[str], Block, int, int, int]:
+    """A reduce's or scan's operands, declared results, combine region, and its shape split at the axis: (outer,
+    length, inner) element counts."""
+    srcs = list(op.operands)
+    shape, axis = srcs[0].type.shape, op.axis
+    outs = [e.define(r) for r in op.results]
+    return srcs, outs, op.regions[0].entry, _prod(shape[:axis]), shape[axis], _prod(shape[axis + 1 :])
 
 
 def _prod(dims: tuple[int, ...]) -> int:
