@@ -42,6 +42,7 @@ class Value:
 
     @property
     def owner(self) -> Op | Block:
+        """The op that defines this value (an op result), or the block it is an argument of."""
         raise NotImplementedError
 
     def replace_all_uses_with(self, other: Value) -> None:

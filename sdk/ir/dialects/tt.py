@@ -47,6 +47,8 @@ class ApproxDivF(FloatBinaryOp):
 
 @register_op
 class MulhiUI(IntBinaryOp):
+    """The high half of the unsigned double-width product (`tl.umulhi`)."""
+
     name = "tt.mulhiui"
 
 
@@ -438,6 +440,7 @@ class _Combining(Op):
 
     @property
     def combine(self) -> Block:
+        """The combine region's block."""
         return self.regions[0].entry
 
     def verify_(self) -> None:
@@ -467,22 +470,30 @@ def check_yield(op: Op, block: Block, cls: type[Op], types: list[Type], what: st
 
 @register_op
 class ReduceReturn(ReturnLike):
+    """Ends a reduce's combine region: the combined values."""
+
     name = "tt.reduce.return"
 
 
 @register_op
 class ScanReturn(ReturnLike):
+    """Ends a scan's combine region: the combined values."""
+
     name = "tt.scan.return"
 
 
 @register_op
 class Reduce(_Combining):
+    """Reduces its operands along `axis` with the combine region (args: n accumulated values, then n new ones)."""
+
     name = "tt.reduce"
     combine_return = ReduceReturn
 
 
 @register_op
 class Scan(_Combining):
+    """Inclusive scan of its operands along `axis` (from the end when `reverse`) with the combine region."""
+
     name = "tt.scan"
     reverse = BoolProp()
     combine_return = ScanReturn
