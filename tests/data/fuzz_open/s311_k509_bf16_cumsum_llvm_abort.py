@@ -19,32 +19,52 @@ def fuzz_s311_k509__t11(p_x2, out0, M, N, s_x2_0, BM: tl.constexpr, BN: tl.const
     tl.store(out0 + rm, e0_4, mask=mask)
 
 
-SPEC = {'name': 'fuzz_s311_k509__t11',
- 'ndim': 1,
- 'M': 2,
- 'N': 1,
- 'BM': 2,
- 'BN': 1,
- 'grid': 1,
- 'inputs': [{'name': 'x0', 'dtype': 'int16', 'layout': 'p', 'fill': 'mixed', 'mask': 'bounds', 'other': -2},
-            {'name': 'x1', 'dtype': 'int16', 'layout': 'c', 'fill': 'mixed', 'mask': 'bounds', 'other': 2},
-            {'name': 'x2', 'dtype': 'int16', 'layout': 'c', 'fill': 'small', 'mask': 'bounds', 'other': None},
-            {'name': 'x3', 'dtype': 'float32', 'layout': 'c', 'fill': 'full', 'mask': 'bounds', 'other': 448.0},
-            {'name': 'x4', 'dtype': 'int32', 'layout': 'c', 'fill': 'special', 'mask': 'bounds', 'other': None},
-            {'name': 'x5', 'dtype': 'float64', 'layout': 'c', 'fill': 'mixed', 'mask': 'bounds', 'other': 65504.0}],
- 'exprs': [{'kind': 'scan',
-            'node': {'op': 'scan',
-                     'dtype': 'bfloat16',
-                     'args': [{'op': 'bin',
-                               'dtype': 'bfloat16',
-                               'args': [{'op': 'cast',
-                                         'dtype': 'bfloat16',
-                                         'args': [{'op': 'full', 'dtype': 'uint8', 'attr': {'value': 0}}]},
-                                        {'op': 'cast',
-                                         'dtype': 'bfloat16',
-                                         'args': [{'op': 'load', 'dtype': 'int16', 'attr': {'name': 'x2'}}]}],
-                               'attr': {'sym': '*'}}],
-                     'attr': {'kind': 'cumsum', 'axis': 0, 'reverse': False}},
-            'attr': {'axis': 0}}],
- 'input_seed': 4084736696,
- 'opt_level': 3}
+SPEC = {
+    "name": "fuzz_s311_k509__t11",
+    "ndim": 1,
+    "M": 2,
+    "N": 1,
+    "BM": 2,
+    "BN": 1,
+    "grid": 1,
+    "inputs": [
+        {"name": "x0", "dtype": "int16", "layout": "p", "fill": "mixed", "mask": "bounds", "other": -2},
+        {"name": "x1", "dtype": "int16", "layout": "c", "fill": "mixed", "mask": "bounds", "other": 2},
+        {"name": "x2", "dtype": "int16", "layout": "c", "fill": "small", "mask": "bounds", "other": None},
+        {"name": "x3", "dtype": "float32", "layout": "c", "fill": "full", "mask": "bounds", "other": 448.0},
+        {"name": "x4", "dtype": "int32", "layout": "c", "fill": "special", "mask": "bounds", "other": None},
+        {"name": "x5", "dtype": "float64", "layout": "c", "fill": "mixed", "mask": "bounds", "other": 65504.0},
+    ],
+    "exprs": [
+        {
+            "kind": "scan",
+            "node": {
+                "op": "scan",
+                "dtype": "bfloat16",
+                "args": [
+                    {
+                        "op": "bin",
+                        "dtype": "bfloat16",
+                        "args": [
+                            {
+                                "op": "cast",
+                                "dtype": "bfloat16",
+                                "args": [{"op": "full", "dtype": "uint8", "attr": {"value": 0}}],
+                            },
+                            {
+                                "op": "cast",
+                                "dtype": "bfloat16",
+                                "args": [{"op": "load", "dtype": "int16", "attr": {"name": "x2"}}],
+                            },
+                        ],
+                        "attr": {"sym": "*"},
+                    }
+                ],
+                "attr": {"kind": "cumsum", "axis": 0, "reverse": False},
+            },
+            "attr": {"axis": 0},
+        }
+    ],
+    "input_seed": 4084736696,
+    "opt_level": 3,
+}

@@ -20,36 +20,58 @@ def fuzz_s311_k587__t13(p_x5, out0, M, N, s_x5_0, s_x5_1, BM: tl.constexpr, BN: 
     tl.store(out0 + rm[:, None] * N + rn[None, :], e0_4, mask=mask)
 
 
-SPEC = {'name': 'fuzz_s311_k587__t13',
- 'ndim': 2,
- 'M': 4,
- 'N': 8,
- 'BM': 8,
- 'BN': 8,
- 'grid': 1,
- 'inputs': [{'name': 'x0', 'dtype': 'float32', 'layout': 'c', 'fill': 'full', 'mask': 'holes', 'other': 0.5},
-            {'name': 'x1', 'dtype': 'uint32', 'layout': 'p', 'fill': 'mixed', 'mask': 'bounds', 'other': 1},
-            {'name': 'x2', 'dtype': 'bfloat16', 'layout': 't', 'fill': 'mixed', 'mask': 'bounds', 'other': None},
-            {'name': 'x3', 'dtype': 'bfloat16', 'layout': 'c', 'fill': 'special', 'mask': 'bounds', 'other': 448.0},
-            {'name': 'x4', 'dtype': 'int16', 'layout': 'p', 'fill': 'mixed', 'mask': 'bounds', 'other': -32768},
-            {'name': 'x5', 'dtype': 'uint16', 'layout': 'p', 'fill': 'mixed', 'mask': 'bounds', 'other': None}],
- 'exprs': [{'kind': 'elementwise',
-            'node': {'op': 'bin',
-                     'dtype': 'int8',
-                     'args': [{'op': 'cast',
-                               'dtype': 'int8',
-                               'args': [{'op': 'load', 'dtype': 'uint16', 'attr': {'name': 'x5'}}]},
-                              {'op': 'cast',
-                               'dtype': 'int8',
-                               'args': [{'op': 'reduce',
-                                         'dtype': 'float16',
-                                         'args': [{'op': 'cast',
-                                                   'dtype': 'float16',
-                                                   'args': [{'op': 'load',
-                                                             'dtype': 'uint16',
-                                                             'attr': {'name': 'x5'}}]}],
-                                         'attr': {'kind': 'sum', 'axis': 0, 'keep': True}}]}],
-                     'attr': {'sym': '//'}},
-            'attr': {}}],
- 'input_seed': 1087217732,
- 'opt_level': 3}
+SPEC = {
+    "name": "fuzz_s311_k587__t13",
+    "ndim": 2,
+    "M": 4,
+    "N": 8,
+    "BM": 8,
+    "BN": 8,
+    "grid": 1,
+    "inputs": [
+        {"name": "x0", "dtype": "float32", "layout": "c", "fill": "full", "mask": "holes", "other": 0.5},
+        {"name": "x1", "dtype": "uint32", "layout": "p", "fill": "mixed", "mask": "bounds", "other": 1},
+        {"name": "x2", "dtype": "bfloat16", "layout": "t", "fill": "mixed", "mask": "bounds", "other": None},
+        {"name": "x3", "dtype": "bfloat16", "layout": "c", "fill": "special", "mask": "bounds", "other": 448.0},
+        {"name": "x4", "dtype": "int16", "layout": "p", "fill": "mixed", "mask": "bounds", "other": -32768},
+        {"name": "x5", "dtype": "uint16", "layout": "p", "fill": "mixed", "mask": "bounds", "other": None},
+    ],
+    "exprs": [
+        {
+            "kind": "elementwise",
+            "node": {
+                "op": "bin",
+                "dtype": "int8",
+                "args": [
+                    {
+                        "op": "cast",
+                        "dtype": "int8",
+                        "args": [{"op": "load", "dtype": "uint16", "attr": {"name": "x5"}}],
+                    },
+                    {
+                        "op": "cast",
+                        "dtype": "int8",
+                        "args": [
+                            {
+                                "op": "reduce",
+                                "dtype": "float16",
+                                "args": [
+                                    {
+                                        "op": "cast",
+                                        "dtype": "float16",
+                                        "args": [{"op": "load", "dtype": "uint16", "attr": {"name": "x5"}}],
+                                    }
+                                ],
+                                "attr": {"kind": "sum", "axis": 0, "keep": True},
+                            }
+                        ],
+                    },
+                ],
+                "attr": {"sym": "//"},
+            },
+            "attr": {},
+        }
+    ],
+    "input_seed": 1087217732,
+    "opt_level": 3,
+}
