@@ -134,7 +134,8 @@ def autotune_run_of(fn: Callable[[], Any]) -> tuple[int, int] | None:
 
 
 class _Reference:
-    """The first config timed in an autotuning run, and its median then."""
+    """The first config timed in an autotuning run, and its median then. Kept until the next run's first config
+    replaces it: its closure holds that run's arguments (the autotuner's own kernel arguments) alive until then."""
 
     def __init__(self, run: tuple[int, int], fn: Callable[[], Any], median: float) -> None:
         self.run = run
