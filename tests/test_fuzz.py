@@ -224,6 +224,33 @@ def test_reference_max_ignores_a_signaling_nan() -> None:
     interp_ref.set_run(0)
 
 
+def test_reference_narrow_conversion_of_a_moved_out_of_range_value_is_ill_conditioned() -> None:
+    """fuzz seed 311 kernel 587: 39 // int8(fp16 sum) where the sum is 23328 or 23344 by summation order: int8 (the
+    low byte of the saturated int16) 32 or 48, quotient 1 or 0. The perturbed runs moved the sum to 23504 and 23184,
+    whose bytes (-48, -112) gave 0 again: the byte is not monotonic in its source, so a moved out-of-range source
+    now gets another byte in each run; an in-range or unmoved one keeps its exact conversion."""
+    from triton.runtime import interpreter as I
+    from triton_backend_sdk.fuzz import interp_ref
+
+    interp_ref.install()
+    builder = I.InterpreterBuilder()
+
+    def convert(values: list[float]) -> list[int]:
+        h = I.TensorHandle(np.array(values, np.float16), tl.float16)
+        return builder.create_fp_to_si(h, tl.int8).data.tolist()
+
+    interp_ref.set_run(0)
+    exact = convert([23344.0, 23344.0, 5.0])
+    seen = []
+    for run in (1, 2, 3):
+        interp_ref.set_run(run)
+        seen.append(convert([23504.0, 23344.0, 5.0]))
+    interp_ref.set_run(0)
+    assert exact == [48, 48, 5]
+    assert len({r[0] for r in seen} | {exact[0]}) >= 3, seen  # moved and out of range: each run another byte
+    assert all(r[1:] == [48, 5] for r in seen), seen  # unmoved, or in range: exact
+
+
 def test_reference_saturating_sum_with_an_infinity_is_ill_conditioned() -> None:
     """fuzz seed 308 kernel 902: an e5m2 sum of +inf, -inf and finite terms is NaN exactly, but each fp8 addition
     is narrowed with satfinite (the CUDA path too), so an order that narrows +inf to +57344 first ends finite
