@@ -686,3 +686,30 @@ def test_fuzz_regression_max_over_a_signaling_nan(backend) -> None:
     o = torch.empty(2)
     _column_max[(1,)](x, o, M=8, N=2)
     assert o.tolist() == [float("inf"), float("inf")]
+
+
+@triton.jit
+def _int_to_half_and_scan(x, o, h, N: tl.constexpr):
+    r = tl.arange(0, N)
+    v = tl.load(x + r)
+    zero = tl.full((N,), 0, tl.uint8).to(tl.bfloat16)
+    tl.store(o + r, tl.cumsum(zero * v.to(tl.bfloat16) + v.to(tl.bfloat16), axis=0))
+    tl.store(h + r, v.to(tl.float16))
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64])
+def test_fuzz_regression_int_to_bf16_then_cumsum(backend, dtype) -> None:
+    """fuzz seed 311 kernel 509: a bf16 cumsum of `0 * int16.to(bf16)` aborted the process in llvmlite's LLVM
+    (SelectionDAG: LLVM's own int -> bfloat conversion on x86); cpu_ref now converts through f32/f64 and rounds
+    once. Each conversion is checked exactly (nearest even from the exact value), the scan within its bound."""
+    vals = [3, -7, 1000, 255, 257, -32768 if dtype == torch.int16 else 16777217, 129, 32767]
+    x = torch.tensor(vals, dtype=dtype)
+    o = torch.empty(8, dtype=torch.bfloat16)
+    h = torch.empty(8, dtype=torch.float16)
+    _int_to_half_and_scan[(1,)](x, o, h, N=8)
+    exact_bf16 = R.round_float(np.array(vals, dtype=np.float64), "bfloat16")
+    exact_f16 = R.round_float(np.array(vals, dtype=np.float64), "float16")
+    assert h.double().numpy().tolist() == exact_f16.tolist()
+    prefix = np.cumsum(exact_bf16)
+    bound = 7 * D.FORMATS["bfloat16"].eps * np.cumsum(np.abs(exact_bf16))
+    assert (np.abs(o.double().numpy() - prefix) <= bound + 1e-9).all(), (o.tolist(), prefix.tolist())
