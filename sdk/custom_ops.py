@@ -83,10 +83,7 @@ def custom_op(
     """
     from triton.language import core
 
-    if not _NAME.match(name):
-        raise ValueError(f"custom op name {name!r} must be dotted, like 'vendor.op' (the vendor names a namespace)")
-    if name in OP_CLASSES and name not in _CUSTOM:
-        raise ValueError(f"custom op {name!r} collides with the built-in op class {OP_CLASSES[name].__qualname__}")
+    _check_name(name, "custom", "vendor")
     if not signatures:
         raise ValueError(f"custom op {name!r} needs at least one signature, e.g. {{('fp32',): 'fp32'}}")
     results = {args: (ret,) if isinstance(ret, str) else tuple(ret) for args, ret in signatures.items()}
@@ -161,6 +158,14 @@ def _caller_module(depth: int = 2) -> str:
     return str(frame.f_globals.get("__name__", "?"))
 
 
+def _check_name(name: str, kind: str, namespace: str) -> None:
+    """A custom or dialect op's name is dotted and names no built-in op class."""
+    if not _NAME.match(name):
+        raise ValueError(f"{kind} op name {name!r} must be dotted, like '{namespace}.op'")
+    if name in OP_CLASSES and name not in _CUSTOM:
+        raise ValueError(f"{kind} op {name!r} collides with the built-in op class {OP_CLASSES[name].__qualname__}")
+
+
 def _declare(
     name: str,
     signatures: dict[tuple[str, ...], str | tuple[str, ...]],
@@ -214,10 +219,7 @@ def dialect_op(
     """
     from .ir.fields import Operand, Result
 
-    if not _NAME.match(name):
-        raise ValueError(f"dialect op name {name!r} must be dotted: 'dialect.op'")
-    if name in OP_CLASSES and name not in _CUSTOM:
-        raise ValueError(f"dialect op {name!r} collides with the built-in op class {OP_CLASSES[name].__qualname__}")
+    _check_name(name, "dialect", "dialect")
     for sig, ret in signatures.items():
         got = (ret,) if isinstance(ret, str) else tuple(ret)
         if len(sig) != len(operands) or len(got) != len(results):
