@@ -10,6 +10,7 @@ only its rendering of a tile (an LLVM buffer and element generator, a C array an
 
 from __future__ import annotations
 
+from ..ir import ops as O
 from ..ir.core import Op, Value
 from .uses import sink_of
 
@@ -48,6 +49,22 @@ def stored(cost: int, v: Value, index_only: bool = False) -> bool:
     if cost > MAX_FUSED_COST:
         return True
     return cost > (CHEAP_INDEX if index_only else CHEAP) and needs_storage(v, cost)
+
+
+def fused_row_reductions(v: Value) -> list[O.Reduce]:
+    """The reductions of tensor `v` along its last axis that the loop writing `v`'s buffer can compute as it goes
+    (one walk of each row instead of two): of `v` alone, in `v`'s block (so nothing can run between the fill and
+    the reduction's own place that the fused result would miss), each once. Whether its combine region can be
+    folded in vectors is the backend's to decide."""
+    home = v.owner.parent if isinstance(v.owner, Op) else v.owner
+    shape = v.type.shape if v.type.is_tensor else ()
+    out: list[O.Reduce] = []
+    for user, _ in v.uses:
+        if not shape or not isinstance(user, O.Reduce) or user in out:
+            continue
+        if user.parent is home and len(user.operands) == 1 and user.axis == len(shape) - 1:
+            out.append(user)
+    return out
 
 
 def reduction_plan(vector_bits: int, elem_bits: int, n: int, max_acc: int = 4) -> tuple[int, int] | None:

@@ -123,6 +123,8 @@ class LoweringContext:
         self.assert_state: ir.Value | None = None
         #: for bodies of several blocks: LLVM block and argument slots of each SDK block
         self.block_targets: dict[Block, tuple[ir.Block, list[Any]]] = {}
+        #: results of reductions computed where their operand's buffer was filled (fused_fill.py), by reduce op
+        self.fused_results: dict[Op, Any] = {}
         self.fastmath: tuple[str, ...] = ("contract",) if options.enable_fp_fusion else ()
         if target is None:  # a caller outside the compile pipeline (tests, tools): this host's descriptor
             from ..compiler import host_descriptor
@@ -169,8 +171,17 @@ class LoweringContext:
             else:
                 x = _uniform(v, x)
                 if x.ety != PTR and stored(x.cost, v):
-                    x = self.materialize(x)
+                    x = self._store_value(v, x)
         self.values[v] = x
+
+    def _store_value(self, v: Value, x: Tile) -> Tile:
+        """`x` written to a buffer, in one loop with the row reductions that read it (fused_fill.py)."""
+        from .fused_fill import fill_reducing, generator_vectors
+
+        fused, out = fill_reducing(self, v, x.ety, generator_vectors(self, x))
+        if not fused:
+            return self.materialize(x)
+        return x if out is None else out
 
     def element_of(self, v: Value, idx: list[ir.Value], shape: tuple[int, ...]) -> ir.Value:
         """Element `idx` of value `v` viewed at `shape` (a scalar is the same at every index)."""

@@ -23,6 +23,7 @@ from triton_backend_sdk.ir.core import Value
 
 from .context import LoweringContext, Tile, linear_index
 from .elementwise import lift
+from .fused_fill import fill_reducing
 from .rules import RULES
 from .types import I1, I64, PTR, llvm_type, storage_type
 
@@ -157,9 +158,9 @@ def _vector_of(b: ir.IRBuilder, vty: ir.VectorType, elems: list[ir.Value]) -> ir
     return v
 
 
-def _load_runs(ctx: LoweringContext, op: O.Load, out: Tile, st: ir.Type, n: int, align: int) -> None:
-    """Fill buffer tile `out` a run at a time: one `<n x T>` load per run whose mask (tested once) holds, the `other`
-    elements where it does not."""
+def _run_vectors(ctx: LoweringContext, op: O.Load, st: ir.Type, n: int, align: int):
+    """The `<n x T>` value of the run starting at an index: one vector load where its mask (tested once) holds, the
+    `other` elements where it does not."""
     ptr = ctx.get(op.ptr)
     mask = ctx.get(op.mask) if op.mask is not None else None
     other = ctx.get(op.other) if op.other is not None else None
@@ -168,16 +169,26 @@ def _load_runs(ctx: LoweringContext, op: O.Load, out: Tile, st: ir.Type, n: int,
     def at(x, idx: list[ir.Value]) -> ir.Value:
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
 
-    def body(idx: list[ir.Value]) -> None:
+    def run(idx: list[ir.Value]) -> ir.Value:
         b = ctx.b
         p0 = at(ptr, idx)
         fallback = None
         if mask is not None and other is not None:
             fallback = _vector_of(b, vty, [at(other, _shifted(b, idx, k)) for k in range(n)])
         m0 = at(mask, idx) if mask is not None else None
-        v = ctx.guarded(m0, vty, lambda: b.load(p0, typ=vty, align=align), fallback, "ldv")
+        return ctx.guarded(m0, vty, lambda: b.load(p0, typ=vty, align=align), fallback, "ldv")
+
+    return run
+
+
+def _load_runs(ctx: LoweringContext, op: O.Load, out: Tile, st: ir.Type, n: int, align: int) -> None:
+    """Fill buffer tile `out` a run at a time (`_run_vectors`)."""
+    run = _run_vectors(ctx, op, st, n, align)
+
+    def body(idx: list[ir.Value]) -> None:
+        b = ctx.b
         dst = b.gep(out.buf, [linear_index(b, out.shape, idx)], source_etype=st)
-        b.store(v, dst, align=min(64, n * _bytes(st)))
+        b.store(run(idx), dst, align=min(64, n * _bytes(st)))
 
     _run_loop(ctx, out.shape, n, body)
 
@@ -233,6 +244,15 @@ def _constant_runs_snapped(op: O.Load, ptr: Tile) -> Tile:
     return Tile(ptr.shape, ptr.ety, gen=gen, cost=ptr.cost + 1)
 
 
+def _unread(op: O.Load):
+    """The generator of a load only its fused reductions read (fused_fill.py): nothing evaluates it."""
+
+    def gen(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
+        raise AssertionError(f"{op.op_name} was read after its only readers were fused into its fill loop")
+
+    return gen
+
+
 @RULES.register(O.Load)
 def lower_load(ctx: LoweringContext, op: O.Load) -> None:
     res = op.result
@@ -264,12 +284,21 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
 
         ctx.define(res, Tile(res.type.shape, ety, gen=gen, cost=LOAD_COST))
         return
-    out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
     n, align = _run(op, op.ptr, op.mask, st) if st == ety else (1, 0)
     if n > 1:
+
+        def vectors(lanes: int):
+            return _run_vectors(ctx, op, st, lanes, max(_bytes(st), gcd(align, lanes * _bytes(st))))
+
+        fused, kept = fill_reducing(ctx, res, ety, lambda lanes: vectors(lanes) if n % lanes == 0 else None)
+        if fused:
+            ctx.define(res, kept if kept is not None else Tile(res.type.shape, ety, gen=_unread(op)))
+            return
+        out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
         _load_runs(ctx, op, out, st, n, align)
         ctx.define(res, out)
         return
+    out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
 
     def body(idx: list[ir.Value]) -> None:
         v = _load_one(ctx, elem(ptr, idx), st, ety, elem(mask, idx), elem(other, idx))

@@ -47,8 +47,22 @@ def _write(ctx: LoweringContext, tiles: Sequence[Tile], i: ir.Value, vals: Seque
         ctx.store_element(t, [i], v)
 
 
+def fold_lanes(ctx: LoweringContext, block: Block, accs: Sequence[Tile], width: int) -> list[ir.Value]:
+    """Pairwise fold of `width` accumulator lanes (buffers, one per reduced operand) with the combine region."""
+    c64 = lambda x: ir.Constant(I64, x)
+    while width > 1:
+        width //= 2
+        for j in range(width):
+            new = combine(ctx, block, _read(ctx, accs, c64(j)), _read(ctx, accs, c64(j + width)))
+            _write(ctx, accs, c64(j), new)
+    return _read(ctx, accs, c64(0))
+
+
 @RULES.register(O.Reduce)
 def lower_reduce(ctx: LoweringContext, op: O.Reduce) -> None:
+    if op in ctx.fused_results:  # computed where its operand's buffer was filled (fused_fill.py)
+        ctx.define(op.result, ctx.fused_results.pop(op))
+        return
     srcs = [ctx.tile(v) for v in op.operands]
     shape = srcs[0].shape
     axis = op.axis
@@ -123,13 +137,7 @@ def lower_reduce(ctx: LoweringContext, op: O.Reduce) -> None:
         return fold(lanes)
 
     def fold(width: int) -> list[ir.Value]:
-        """Pairwise fold of the accumulator lanes with the combine region."""
-        while width > 1:
-            width //= 2
-            for j in range(width):
-                new = combine(ctx, block, _read(ctx, accs, c64(j)), _read(ctx, accs, c64(j + width)))
-                _write(ctx, accs, c64(j), new)
-        return _read(ctx, accs, c64(0))
+        return fold_lanes(ctx, block, accs, width)
 
     if not out_shape:
         for res, v in zip(op.results, reduce_row([])):

@@ -1,0 +1,193 @@
+"""cpu_ref fills a buffer and computes the last-axis reductions that read it in one loop
+(backends/cpu_ref/codegen/fused_fill.py).
+
+Checked against torch on random data with ragged masks (1-D and 2-D tiles, several reductions of one value, integer
+combines, a value only reduced, a reduction inside a loop body), bit for bit against the same reduction left
+unfused (its order is the separate reduction's), and in the LLVM IR: softmax walks each row three times (load+max,
+exp+sum, divide+store), and a load only reduced is not copied to the stack.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+pytestmark = pytest.mark.usefixtures("cpu_ref_active")
+
+
+@pytest.fixture
+def cpu_ref_active():
+    import triton_backend_sdk
+    from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
+
+    prev = driver.active
+    triton_backend_sdk.use("cpu_ref")
+    yield
+    activate(prev)
+
+
+@triton.jit
+def softmax_rows(out_ptr, in_ptr, m, n, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    mask = (rows < m) & (cols < n)
+    x = tl.load(in_ptr + rows * n + cols, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=1)[:, None]
+    num = tl.exp(x)
+    tl.store(out_ptr + rows * n + cols, num / tl.sum(num, axis=1)[:, None], mask=mask)
+
+
+@triton.jit
+def row_stats(x_ptr, out_ptr, n, BN: tl.constexpr):
+    """max, min, sum and sum of squares of one row; the row also feeds an elementwise use (kept buffer)."""
+    cols = tl.arange(0, BN)
+    mask = cols < n
+    x = tl.load(x_ptr + tl.program_id(0) * n + cols, mask=mask, other=0.0)
+    base = out_ptr + tl.program_id(0) * 4
+    tl.store(base, tl.max(x, axis=0))
+    tl.store(base + 1, tl.min(x, axis=0))
+    tl.store(base + 2, tl.sum(x, axis=0))
+    sq = x * x + 1.0
+    tl.store(base + 3, tl.sum(sq, axis=0) - tl.max(sq, axis=0))
+
+
+@triton.jit
+def int_stats(x_ptr, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + rows * n + cols, mask=cols < n, other=0)
+    o = out_ptr + (tl.program_id(0) * BM + tl.arange(0, BM)) * 4
+    tl.store(o, tl.sum(x, axis=1))
+    tl.store(o + 1, tl.max(x, axis=1))
+    tl.store(o + 2, tl.reduce(x, 1, _xor))
+    tl.store(o + 3, tl.reduce(x, 1, _or))
+
+
+@triton.jit
+def _xor(a, b):
+    return a ^ b
+
+
+@triton.jit
+def _or(a, b):
+    return a | b
+
+
+@triton.jit
+def sum_only(x_ptr, out_ptr, n, BN: tl.constexpr):
+    """A loaded row only reduced: read once, never copied."""
+    cols = tl.arange(0, BN)
+    x = tl.load(x_ptr + tl.program_id(0) * n + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(x, axis=0))
+
+
+@triton.jit
+def sum_unfused(x_ptr, out_ptr, n, BN: tl.constexpr):
+    """The same sum with the reduction in another block (not fused): the reference order."""
+    cols = tl.arange(0, BN)
+    x = tl.load(x_ptr + tl.program_id(0) * n + cols, mask=cols < n, other=0.0)
+    if tl.program_id(0) >= 0:
+        tl.store(out_ptr + tl.program_id(0), tl.sum(x, axis=0))
+
+
+@triton.jit
+def blocked_mean(x_ptr, out_ptr, n, BN: tl.constexpr):
+    """Reductions inside a loop body (tutorial 05's shape): mean and mean of squares over blocks of a row."""
+    acc = tl.zeros((BN,), tl.float32)
+    total = 0.0
+    for start in range(0, n, BN):
+        cols = start + tl.arange(0, BN)
+        x = tl.load(x_ptr + tl.program_id(0) * n + cols, mask=cols < n, other=0.0)
+        total += tl.sum(x, axis=0)
+        acc += x * x
+    tl.store(out_ptr + tl.program_id(0) * 2, total / n)
+    tl.store(out_ptr + tl.program_id(0) * 2 + 1, tl.sum(acc, axis=0) / n)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("m,n,bm", [(37, 100, 4), (8, 128, 8), (5, 1000, 2), (3, 16, 1)])
+def test_softmax_rows_match_torch(dtype, m, n, bm):
+    torch.manual_seed(m * n)
+    x = torch.randn(m, n, dtype=dtype) * 4
+    y = torch.empty_like(x)
+    softmax_rows[(triton.cdiv(m, bm),)](y, x, m, n, BM=bm, BN=triton.next_power_of_2(n))
+    tol = 1e-6 if dtype == torch.float32 else 1e-13
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=tol, rtol=tol * 10)
+
+
+@pytest.mark.parametrize("n", [1, 17, 256, 1000])
+def test_several_reductions_of_one_row(n):
+    torch.manual_seed(n)
+    m = 6
+    x = torch.randn(m, n) * 3
+    out = torch.empty(m, 4)
+    row_stats[(m,)](x, out, n, BN=max(16, triton.next_power_of_2(n)))
+    sq = x.double() * x.double() + 1
+    expect = torch.stack([x.amax(1), x.amin(1), x.double().sum(1).float(), (sq.sum(1) - sq.amax(1)).float()], 1)
+    pad = max(16, triton.next_power_of_2(n)) - n  # masked-off lanes are 0: they count in max/min of the padded row
+    if pad:
+        expect[:, 0] = expect[:, 0].clamp(min=0)
+        expect[:, 1] = expect[:, 1].clamp(max=0)
+        expect[:, 3] = (sq.sum(1) + pad - torch.maximum(sq.amax(1), torch.ones(m, dtype=torch.float64))).float()
+    torch.testing.assert_close(out, expect, atol=1e-4 * n, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_reductions_exact(dtype):
+    torch.manual_seed(7)
+    m, n, bm = 12, 200, 4
+    x = torch.randint(-(2**30), 2**30, (m, n), dtype=dtype)
+    out = torch.empty(m, 4, dtype=dtype)
+    int_stats[(m // bm,)](x, out, n, BM=bm, BN=256)
+    xor = torch.zeros(m, dtype=dtype)
+    orr = torch.zeros(m, dtype=dtype)
+    for j in range(n):
+        xor ^= x[:, j]
+        orr |= x[:, j]
+    expect = torch.stack([x.sum(1, dtype=dtype), x.amax(1).clamp(min=0), xor, orr], 1)
+    assert torch.equal(out, expect)
+
+
+@pytest.mark.parametrize("n", [5, 256, 4096, 3000])
+def test_fused_sum_is_bitwise_the_separate_reduction(n):
+    torch.manual_seed(n)
+    m = 9
+    x = torch.randn(m, n) * torch.logspace(-6, 6, n)[torch.randperm(n)]
+    a, b = torch.empty(m), torch.empty(m)
+    bn = max(16, triton.next_power_of_2(n))
+    sum_only[(m,)](x, a, n, BN=bn)
+    sum_unfused[(m,)](x, b, n, BN=bn)
+    assert torch.equal(a, b)
+    torch.testing.assert_close(a.double(), x.double().sum(1), atol=1e-6 * x.abs().sum(1).max().item(), rtol=0)
+
+
+@pytest.mark.parametrize("n,bn", [(1000, 256), (4096, 1024), (77, 64)])
+def test_reductions_in_a_loop_body(n, bn):
+    torch.manual_seed(n)
+    x = torch.randn(5, n)
+    out = torch.empty(5, 2)
+    blocked_mean[(5,)](x, out, n, BN=bn)
+    expect = torch.stack([x.double().mean(1), (x.double() ** 2).mean(1)], 1).float()
+    torch.testing.assert_close(out, expect, atol=1e-5, rtol=1e-5)
+
+
+def _llir(kernel, *args, **kw) -> str:
+    return kernel[(1,)](*args, **kw).asm["llir"]
+
+
+def test_softmax_walks_each_row_three_times():
+    x = torch.randn(1, 4096)
+    ir = _llir(softmax_rows, torch.empty_like(x), x, 1, 4096, BM=1, BN=4096)
+    body = ir[ir.index("define") :]
+    assert "vred" not in body, "a reduction walked a buffer of its own"
+    assert body.count("alloca [4096 x float]") == 2, "the loaded row and the exponentials, one buffer each"
+
+
+def test_a_load_only_reduced_is_not_copied():
+    x = torch.randn(1, 4096)
+    ir = _llir(sum_only, x, torch.empty(1), 4096, BN=4096)
+    assert "alloca [4096 x float]" not in ir
+    assert "load <16 x float>" in ir or "load <8 x float>" in ir
