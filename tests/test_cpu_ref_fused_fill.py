@@ -191,3 +191,32 @@ def test_a_load_only_reduced_is_not_copied():
     ir = _llir(sum_only, x, torch.empty(1), 4096, BN=4096)
     assert "alloca [4096 x float]" not in ir
     assert "load <16 x float>" in ir or "load <8 x float>" in ir
+
+
+@triton.jit
+def _max_nan(a, b):
+    """Inductor's NaN-propagating max (triton_helpers.maximum): a select over two compares."""
+    return tl.where((a > b) | (a != a), a, b)
+
+
+@triton.jit
+def nan_max_rows(x_ptr, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + rows * n + cols, mask=cols < n, other=-float("inf"))
+    tl.store(out_ptr + tl.program_id(0) * BM + tl.arange(0, BM), tl.reduce(x, 1, _max_nan))
+
+
+@pytest.mark.parametrize("n", [64, 2000])
+def test_region_combine_propagates_nan_in_vectors(n):
+    torch.manual_seed(n)
+    m = 8
+    x = torch.randn(m, n)
+    x[2, n // 3] = float("nan")
+    x[5, n - 1] = float("nan")
+    out = torch.empty(m)
+    k = nan_max_rows[(m // 4,)](x, out, n, BM=4, BN=triton.next_power_of_2(n))
+    torch.testing.assert_close(out, x.amax(1), equal_nan=True)
+    assert out[2].isnan() and out[5].isnan() and not out[[0, 1, 3, 4, 6, 7]].isnan().any()
+    rows = f"alloca [{4 * triton.next_power_of_2(n)} x float]"
+    assert rows not in k.asm["llir"], "the row was reduced where it was loaded, not copied first"

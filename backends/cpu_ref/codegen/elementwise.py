@@ -289,7 +289,7 @@ def lower_cmpi(ctx: LoweringContext, op: O.CmpI) -> None:
     lift(ctx, op, lambda a, c: cmp(p.relation, a, c))
 
 
-_FCMP = {
+FCMP = {
     CmpFPredicate.OEQ: (True, "=="),
     CmpFPredicate.OGT: (True, ">"),
     CmpFPredicate.OGE: (True, ">="),
@@ -314,7 +314,7 @@ def lower_cmpf(ctx: LoweringContext, op: O.CmpF) -> None:
         value = ir.Constant(ir.IntType(1), int(p is CmpFPredicate.TRUE))
         lift(ctx, op, lambda a, c: value)
         return
-    ordered, pred = _FCMP[p]
+    ordered, pred = FCMP[p]
     cmp = ctx.b.fcmp_ordered if ordered else ctx.b.fcmp_unordered
     if llvm_type(op.lhs.type) == BF16:
         # compared as f32 (exact; -0 == +0 and NaN kept): an fcmp on bfloat whose operand InstCombine folds to a

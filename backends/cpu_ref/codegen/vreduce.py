@@ -17,6 +17,7 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Block
 
 from .context import LoweringContext, Tile, linear_index
+from .elementwise import FCMP
 from .types import F32, F64, I1, I64, bit_width, is_float_type
 
 VecOp = Callable[[LoweringContext, ir.Value, ir.Value], ir.Value]
@@ -52,16 +53,60 @@ _VECTOR_OPS: dict[type, VecOp] = {
 }
 
 
+def _fcmp(ctx: LoweringContext, op: O.CmpF, x: ir.Value, y: ir.Value) -> ir.Value:
+    ordered, pred = FCMP[op.predicate]
+    return (ctx.b.fcmp_ordered if ordered else ctx.b.fcmp_unordered)(pred, x, y)
+
+
+def _icmp(ctx: LoweringContext, op: O.CmpI, x: ir.Value, y: ir.Value) -> ir.Value:
+    p = op.predicate
+    return (ctx.b.icmp_signed if p.signed else ctx.b.icmp_unsigned)(p.relation, x, y)
+
+
+#: ops a combine region may be built from, beyond the single-op forms: Inductor's NaN-propagating max/min
+#: (`select(a > b | a != a, a, b)`) and the like, evaluated lane-wise on vectors exactly as written
+_REGION_OPS: dict[type, Callable[..., ir.Value]] = {
+    O.CmpF: _fcmp,
+    O.CmpI: _icmp,
+    O.Select: lambda ctx, op, c, x, y: ctx.b.select(c, x, y),
+    **{cls: (lambda f: lambda ctx, op, x, y: f(ctx, x, y))(f) for cls, f in _VECTOR_OPS.items()},
+    O.SubF: lambda ctx, op, x, y: ctx.b.fsub(x, y),
+    O.SubI: lambda ctx, op, x, y: ctx.b.sub(x, y),
+}
+
+
 def simple_combine(block: Block) -> VecOp | None:
-    """The vector op for a combine region that is exactly `return op(a, b)` (either argument order)."""
-    if len(block.args) != 2 or len(block.ops) != 2:
+    """The vector form of a combine region of one result built only from elementwise ops on its two arguments
+    (`return op(a, b)` in either order, or a small expression such as a NaN-propagating max), else None."""
+    if len(block.args) != 2 or len(block.ops) < 2:
         return None
-    op, ret = block.ops
-    fn = _VECTOR_OPS.get(type(op))
-    if fn is None or len(ret.operands) != 1 or ret.values[0] is not op.result:
+    *body, ret = block.ops
+    if len(ret.operands) != 1 or len(body) > 8:
         return None
-    if {id(v) for v in op.operands} != {id(a) for a in block.args}:
+    if len(body) == 1:
+        (op,) = body
+        fn = _VECTOR_OPS.get(type(op))
+        if fn is None or ret.values[0] is not op.result:
+            return None
+        return fn if {id(v) for v in op.operands} == {id(a) for a in block.args} else None
+    known = {id(a) for a in block.args}
+    for op in body:
+        if type(op) not in _REGION_OPS or op.regions or len(op.results) != 1:
+            return None
+        if isinstance(op, O.CmpF) and op.predicate not in FCMP:
+            return None
+        if any(id(v) not in known for v in op.operands):
+            return None
+        known.add(id(op.result))
+    if id(ret.operands[0]) not in known:
         return None
+
+    def fn(ctx: LoweringContext, x: ir.Value, y: ir.Value) -> ir.Value:
+        env = {id(block.args[0]): x, id(block.args[1]): y}
+        for op in body:
+            env[id(op.result)] = _REGION_OPS[type(op)](ctx, op, *[env[id(v)] for v in op.operands])
+        return env[id(ret.operands[0])]
+
     return fn
 
 
