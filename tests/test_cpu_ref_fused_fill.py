@@ -196,7 +196,7 @@ def test_a_load_only_reduced_is_not_copied():
 @triton.jit
 def _max_nan(a, b):
     """Inductor's NaN-propagating max (triton_helpers.maximum): a select over two compares."""
-    return tl.where((a > b) | (a != a), a, b)
+    return tl.where((a > b) | (a != a), a, b)  # noqa: PLR0124 (the NaN test Inductor writes)
 
 
 @triton.jit
@@ -220,3 +220,28 @@ def test_region_combine_propagates_nan_in_vectors(n):
     assert out[2].isnan() and out[5].isnan() and not out[[0, 1, 3, 4, 6, 7]].isnan().any()
     rows = f"alloca [{4 * triton.next_power_of_2(n)} x float]"
     assert rows not in k.asm["llir"], "the row was reduced where it was loaded, not copied first"
+
+
+@triton.jit
+def layer_norm_rows(x_ptr, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
+    """Inductor's persistent layer norm: the centred square is a chain only its sum reads."""
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    mask = cols < n
+    x = tl.load(x_ptr + rows * n + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=1)[:, None] / n
+    xc = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(xc * xc, axis=1)[:, None] / n
+    tl.store(out_ptr + rows * n + cols, xc * tl.rsqrt(var + 1e-5), mask=mask)
+
+
+@pytest.mark.parametrize("n", [16, 1024, 3008])
+def test_reduction_of_a_chain_in_vectors(n):
+    torch.manual_seed(n)
+    m = 16
+    x = torch.randn(m, n) * 2 + 1
+    y = torch.empty_like(x)
+    k = layer_norm_rows[(m // 8,)](x, y, n, BM=8, BN=triton.next_power_of_2(n))
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (n,)), atol=2e-5, rtol=1e-5)
+    if n % 16 == 0 and n == triton.next_power_of_2(n):
+        assert "llvm.loop.unroll.disable" not in k.asm["llir"], "the sum of squares ran in the scalar lane loop"

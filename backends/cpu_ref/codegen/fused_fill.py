@@ -57,6 +57,41 @@ def fill_reducing(
         return False, None
     keep = any(user not in reductions for user, _ in v.uses)
     out = ctx.new_buffer_tile(shape, ety, "fill") if keep else None
+    results = _walk_rows(ctx, shape, ety, (lanes, accs), vector_at, out, reductions)
+    for r, res in zip(reductions, results):
+        ctx.fused_results[r] = res
+    return True, out
+
+
+def reduce_generator(ctx: LoweringContext, op: O.Reduce, src: Tile) -> Tile | ir.Value | None:
+    """The last-axis reduction of a generator (a chain nothing else reads, such as layer norm's `(x - mean)²`) in
+    vectors, V elements evaluated per step as the fill loop does; None when it has no vector form."""
+    if src.buf is not None or len(op.operands) != 1 or op.axis != len(src.shape) - 1:
+        return None
+    ety = src.ety
+    if ety == I1 or not (ety in (F32, F64) or isinstance(ety, ir.IntType)):
+        return None
+    if vreduce.simple_combine(op.combine) is None:
+        return None
+    plan = reduction_plan(ctx.vector_bits, bit_width(ety), src.shape[-1])
+    if plan is None:
+        return None
+    vector_at = generator_vectors(ctx, src)(plan[0])
+    return _walk_rows(ctx, src.shape, ety, plan, vector_at, None, [op])[0]
+
+
+def _walk_rows(
+    ctx: LoweringContext,
+    shape: tuple[int, ...],
+    ety: ir.Type,
+    plan: tuple[int, int],
+    vector_at: VectorAt,
+    out: Tile | None,
+    reductions: list[O.Reduce],
+) -> list[Tile | ir.Value]:
+    """One walk over the rows of a `shape` tile: each V-wide vector stored into `out` (if any) and folded into
+    every reduction's A accumulators; returns each reduction's result (a row-shaped buffer, or a scalar)."""
+    lanes, accs = plan
     fns = [vreduce.simple_combine(r.combine) for r in reductions]
     row_shape = shape[:-1]
     results = [ctx.new_buffer_tile(row_shape, ety, "red") for _ in reductions] if row_shape else []
@@ -117,9 +152,7 @@ def fill_reducing(
                 scalars.append(value)
 
     ctx.loop_nest(row_shape, row)
-    for i, r in enumerate(reductions):
-        ctx.fused_results[r] = results[i] if row_shape else scalars[i]
-    return True, out
+    return list(results) if row_shape else scalars
 
 
 def generator_vectors(ctx: LoweringContext, t: Tile) -> Callable[[int], VectorAt]:

@@ -63,6 +63,12 @@ def lower_reduce(ctx: LoweringContext, op: O.Reduce) -> None:
     if op in ctx.fused_results:  # computed where its operand's buffer was filled (fused_fill.py)
         ctx.define(op.result, ctx.fused_results.pop(op))
         return
+    from .fused_fill import reduce_generator
+
+    folded = reduce_generator(ctx, op, ctx.tile(op.operands[0])) if len(op.operands) == 1 else None
+    if folded is not None:
+        ctx.define(op.result, folded)
+        return
     srcs = [ctx.tile(v) for v in op.operands]
     shape = srcs[0].shape
     axis = op.axis

@@ -63,13 +63,17 @@ def _icmp(ctx: LoweringContext, op: O.CmpI, x: ir.Value, y: ir.Value) -> ir.Valu
     return (ctx.b.icmp_signed if p.signed else ctx.b.icmp_unsigned)(p.relation, x, y)
 
 
+def _ignoring_op(f: VecOp) -> Callable[..., ir.Value]:
+    return lambda ctx, op, x, y: f(ctx, x, y)
+
+
 #: ops a combine region may be built from, beyond the single-op forms: Inductor's NaN-propagating max/min
 #: (`select(a > b | a != a, a, b)`) and the like, evaluated lane-wise on vectors exactly as written
 _REGION_OPS: dict[type, Callable[..., ir.Value]] = {
     O.CmpF: _fcmp,
     O.CmpI: _icmp,
     O.Select: lambda ctx, op, c, x, y: ctx.b.select(c, x, y),
-    **{cls: (lambda f: lambda ctx, op, x, y: f(ctx, x, y))(f) for cls, f in _VECTOR_OPS.items()},
+    **{cls: _ignoring_op(f) for cls, f in _VECTOR_OPS.items()},
     O.SubF: lambda ctx, op, x, y: ctx.b.fsub(x, y),
     O.SubI: lambda ctx, op, x, y: ctx.b.sub(x, y),
 }
