@@ -374,6 +374,8 @@ class RenderContext:
             return t.gen(idx)
         if t.numel == 1:
             return f"{t.reg}[0]"
+        if self.L == 1:  # one work-item holds every element in order: any element is in its own registers
+            return f"{t.reg}[{idx.lin}]"
         if idx.slot is not None and numel(idx.shape) == t.numel and self.vec_of(idx.shape) == self.vec_of(t.shape):
             return f"{t.reg}[{idx.slot}]"
         return self.published(t)[idx.lin]

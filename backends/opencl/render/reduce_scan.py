@@ -64,7 +64,7 @@ def render_reduce(ctx: RenderContext, op: O.Reduce) -> None:
     base = ctx.scratch_top
     if numel(shape) >= ctx.L and numel(shape) // shape[op.axis] == 1:
         _reduce_all(ctx, op, shape, srcs, ctypes)
-    else:
+    elif not _reduce_rows_alone(ctx, op, shape, srcs, ctypes):
         _reduce_axis(ctx, op, shape, srcs, ctypes)
     ctx.scratch_top = base
 
@@ -139,6 +139,69 @@ def _lane_partials(
     ctx.emit(ctx.lang.unroll_pragma)
     ctx.emit(f"for (uint {k} = 1u; {k} < {lanes_n}u; ++{k})")
     combine(ctx, op, accs, [f"{ln}[{k}]" for ln in lanes], accs)
+
+
+def _reduce_rows_alone(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str]) -> bool:
+    """A last-axis reduction of several rows on a one-work-item program (a CPU device): each row folded in lane
+    partials, as a full reduction folds a work-item's elements, instead of the general case's tree over local memory
+    (log2 K passes over the whole tile, a copy first). False when it does not apply."""
+    n, axis = shape[-1], op.axis
+    if ctx.L != 1 or axis != len(shape) - 1 or len(shape) < 2:
+        return False
+    plan = reduction_plan(ctx.vector_bits, max(8 * CT.size_of(ct) for ct in ctypes), n, max_acc=2)
+    p = plan[0] * plan[1] if plan is not None else 1
+    rows = numel(shape) // n
+    outs = [ctx.declare_tile(res.type.shape, ct, ctx.name_for(res, "t")) for res, ct in zip(op.results, ctypes)]
+    o, q, j, k = ctx.fresh("o"), ctx.fresh("q"), ctx.fresh("j"), ctx.fresh("k")
+    lanes = [ctx.fresh("lane") for _ in srcs]
+    accs = [ctx.fresh("acc") for _ in srcs]
+
+    def at(pos: str) -> Idx:
+        lin = f"({o} * {n}u + {pos})"
+        return Idx(shape, lin=lin, slot=lin)
+
+    def chunk(first: bool) -> None:
+        pos = j if first else f"{q} * {p}u + {j}"
+        xs = [ctx.fresh("x") for _ in srcs]
+        for x, s, ct in zip(xs, srcs, ctypes):
+            ctx.emit(f"{ct} {x} = {ctx.element(s, at(pos))};")
+        cur = [f"{ln}[{j}]" for ln in lanes]
+        if first:
+            ctx.emit(" ".join(f"{c} = {x};" for c, x in zip(cur, xs)))
+        else:
+            combine(ctx, op, cur, xs, cur)
+
+    with ctx.loop_body() as (inner, base), ctx.indent():
+        for ln, ct in zip(lanes, ctypes):
+            ctx.emit(f"{ct} {ln}[{p}];")
+        ctx.emit(ctx.lang.unroll_pragma)
+        ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
+        with ctx.indent():
+            chunk(True)
+        ctx.emit("}")
+        if n > p:
+            ctx.emit(f"for (uint {q} = 1u; {q} < {n // p}u; ++{q}) {{")
+            ctx.emit(ctx.lang.unroll_pragma)
+            ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
+            with ctx.indent():
+                chunk(False)
+            ctx.emit("}")
+            ctx.emit("}")
+        for a, ln, ct in zip(accs, lanes, ctypes):
+            ctx.emit(f"{ct} {a} = {ln}[0];")
+        if p > 1:
+            ctx.emit(ctx.lang.unroll_pragma)
+            ctx.emit(f"for (uint {k} = 1u; {k} < {p}u; ++{k})")
+            combine(ctx, op, accs, [f"{ln}[{k}]" for ln in lanes], accs)
+        for out, a in zip(outs, accs):
+            ctx.emit(f"{out.reg}[{o}] = {a};")
+    ctx.emit(f"for (uint {o} = 0u; {o} < {rows}u; ++{o}) {{")
+    ctx.emit_lines(inner)
+    ctx.emit("}")
+    ctx.scratch_top = base
+    for res, out in zip(op.results, outs):
+        ctx.values[res] = out
+    return True
 
 
 def _combine_partials(ctx: RenderContext, op: O.Reduce, srcs: list, ctypes: list[str], accs: list[str]) -> None:

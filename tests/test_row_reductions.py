@@ -1,10 +1,13 @@
-"""cpu_ref fills a buffer and computes the last-axis reductions that read it in one loop
-(backends/cpu_ref/codegen/fused_fill.py).
+"""Row reductions on every backend, and the code that makes them fast.
 
-Checked against torch on random data with ragged masks (1-D and 2-D tiles, several reductions of one value, integer
-combines, a value only reduced, a reduction inside a loop body), bit for bit against the same reduction left
-unfused (its order is the separate reduction's), and in the LLVM IR: softmax walks each row three times (load+max,
-exp+sum, divide+store), and a load only reduced is not copied to the stack.
+cpu_ref fills a buffer and computes the last-axis reductions that read it in one loop, and folds a chain only a
+reduction reads in vectors (backends/cpu_ref/codegen/fused_fill.py); opencl folds the rows of a one-work-item
+program in lane partials and reads broadcast tiles from its own registers (backends/opencl/render/reduce_scan.py,
+context.py). Checked against torch on random data with ragged masks (1-D and 2-D tiles, several reductions of one
+value, integer and NaN-propagating combines, a value only reduced, a reduction inside a loop body), bit for bit
+against the same reduction left unfused on cpu_ref, and in the generated code: cpu_ref's softmax walks each row
+three times (load+max, exp+sum, divide+store), a load only reduced is not copied, and opencl's one-work-item layer
+norm touches no local memory.
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-
-pytestmark = pytest.mark.usefixtures("cpu_ref_active")
 
 
 @pytest.fixture
@@ -109,17 +110,22 @@ def blocked_mean(x_ptr, out_ptr, n, BN: tl.constexpr):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("m,n,bm", [(37, 100, 4), (8, 128, 8), (5, 1000, 2), (3, 16, 1)])
-def test_softmax_rows_match_torch(dtype, m, n, bm):
+def test_softmax_rows_match_torch(backend, dtype, m, n, bm):
     torch.manual_seed(m * n)
     x = torch.randn(m, n, dtype=dtype) * 4
     y = torch.empty_like(x)
     softmax_rows[(triton.cdiv(m, bm),)](y, x, m, n, BM=bm, BN=triton.next_power_of_2(n))
+    if dtype == torch.float64 and backend.startswith("opencl"):
+        from triton_backend_sdk.backends.opencl.runtime import selected_device
+
+        if "cl_khr_fp64" not in selected_device().extensions:
+            pytest.skip("the OpenCL device has no fp64")
     tol = 1e-6 if dtype == torch.float32 else 1e-13
     torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=tol, rtol=tol * 10)
 
 
 @pytest.mark.parametrize("n", [1, 17, 256, 1000])
-def test_several_reductions_of_one_row(n):
+def test_several_reductions_of_one_row(backend, n):
     torch.manual_seed(n)
     m = 6
     x = torch.randn(m, n) * 3
@@ -136,7 +142,7 @@ def test_several_reductions_of_one_row(n):
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
-def test_integer_reductions_exact(dtype):
+def test_integer_reductions_exact(backend, dtype):
     torch.manual_seed(7)
     m, n, bm = 12, 200, 4
     x = torch.randint(-(2**30), 2**30, (m, n), dtype=dtype)
@@ -152,7 +158,7 @@ def test_integer_reductions_exact(dtype):
 
 
 @pytest.mark.parametrize("n", [5, 256, 4096, 3000])
-def test_fused_sum_is_bitwise_the_separate_reduction(n):
+def test_fused_sum_is_bitwise_the_separate_reduction(cpu_ref_active, n):
     torch.manual_seed(n)
     m = 9
     x = torch.randn(m, n) * torch.logspace(-6, 6, n)[torch.randperm(n)]
@@ -165,7 +171,7 @@ def test_fused_sum_is_bitwise_the_separate_reduction(n):
 
 
 @pytest.mark.parametrize("n,bn", [(1000, 256), (4096, 1024), (77, 64)])
-def test_reductions_in_a_loop_body(n, bn):
+def test_reductions_in_a_loop_body(backend, n, bn):
     torch.manual_seed(n)
     x = torch.randn(5, n)
     out = torch.empty(5, 2)
@@ -178,7 +184,7 @@ def _llir(kernel, *args, **kw) -> str:
     return kernel[(1,)](*args, **kw).asm["llir"]
 
 
-def test_softmax_walks_each_row_three_times():
+def test_softmax_walks_each_row_three_times(cpu_ref_active):
     x = torch.randn(1, 4096)
     ir = _llir(softmax_rows, torch.empty_like(x), x, 1, 4096, BM=1, BN=4096)
     body = ir[ir.index("define") :]
@@ -186,7 +192,7 @@ def test_softmax_walks_each_row_three_times():
     assert body.count("alloca [4096 x float]") == 2, "the loaded row and the exponentials, one buffer each"
 
 
-def test_a_load_only_reduced_is_not_copied():
+def test_a_load_only_reduced_is_not_copied(cpu_ref_active):
     x = torch.randn(1, 4096)
     ir = _llir(sum_only, x, torch.empty(1), 4096, BN=4096)
     assert "alloca [4096 x float]" not in ir
@@ -208,7 +214,7 @@ def nan_max_rows(x_ptr, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @pytest.mark.parametrize("n", [64, 2000])
-def test_region_combine_propagates_nan_in_vectors(n):
+def test_region_combine_propagates_nan_in_vectors(backend, n):
     torch.manual_seed(n)
     m = 8
     x = torch.randn(m, n)
@@ -218,8 +224,9 @@ def test_region_combine_propagates_nan_in_vectors(n):
     k = nan_max_rows[(m // 4,)](x, out, n, BM=4, BN=triton.next_power_of_2(n))
     torch.testing.assert_close(out, x.amax(1), equal_nan=True)
     assert out[2].isnan() and out[5].isnan() and not out[[0, 1, 3, 4, 6, 7]].isnan().any()
-    rows = f"alloca [{4 * triton.next_power_of_2(n)} x float]"
-    assert rows not in k.asm["llir"], "the row was reduced where it was loaded, not copied first"
+    if backend == "cpu_ref":
+        rows = f"alloca [{4 * triton.next_power_of_2(n)} x float]"
+        assert rows not in k.asm["llir"], "the row was reduced where it was loaded, not copied first"
 
 
 @triton.jit
@@ -236,12 +243,26 @@ def layer_norm_rows(x_ptr, out_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @pytest.mark.parametrize("n", [16, 1024, 3008])
-def test_reduction_of_a_chain_in_vectors(n):
+def test_reduction_of_a_chain_in_vectors(backend, n):
     torch.manual_seed(n)
     m = 16
     x = torch.randn(m, n) * 2 + 1
     y = torch.empty_like(x)
     k = layer_norm_rows[(m // 8,)](x, y, n, BM=8, BN=triton.next_power_of_2(n))
     torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (n,)), atol=2e-5, rtol=1e-5)
-    if n % 16 == 0 and n == triton.next_power_of_2(n):
+    if backend == "cpu_ref" and n % 16 == 0 and n == triton.next_power_of_2(n):
         assert "llvm.loop.unroll.disable" not in k.asm["llir"], "the sum of squares ran in the scalar lane loop"
+
+
+def test_opencl_one_work_item_rows_stay_in_registers(ocl, monkeypatch):
+    """Inductor's persistent layer norm on one work-item: both row sums fold in lane partials, and the broadcast
+    mean and variance are read from the work-item's own arrays (no local-memory copy, no barrier)."""
+    monkeypatch.delenv("TRITON_OPENCL_WORK_ITEMS", raising=False)
+    x = torch.randn(16, 1024)
+    y = torch.empty_like(x)
+    k = layer_norm_rows[(2,)](x, y, 1024, BM=8, BN=1024)
+    torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (1024,)), atol=2e-5, rtol=1e-5)
+    src = k.asm["cl"]
+    assert "reqd_work_group_size(1, 1, 1)" in src
+    assert "barrier(" not in src and "tb_smem" not in src
+    assert src.count("lane") >= 4
