@@ -266,3 +266,16 @@ def test_opencl_one_work_item_rows_stay_in_registers(ocl, monkeypatch):
     assert "reqd_work_group_size(1, 1, 1)" in src
     assert "barrier(" not in src and "tb_smem" not in src
     assert src.count("lane") >= 4
+
+
+def test_opencl_one_work_item_softmax_walks_each_row_three_times(ocl, monkeypatch):
+    """The loaded row is stored while its max is folded, the exponentials while their sum is: the only plain tile
+    loop left is the final divide-and-store."""
+    monkeypatch.delenv("TRITON_OPENCL_WORK_ITEMS", raising=False)
+    x = torch.randn(2, 4096)
+    y = torch.empty_like(x)
+    k = softmax_rows[(2,)](y, x, 2, 4096, BM=1, BN=4096)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-6, rtol=1e-5)
+    src = k.asm["cl"]
+    assert src.count("for (uint r") == 1, src
+    assert src.count("lane") >= 4

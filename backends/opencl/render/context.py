@@ -219,6 +219,8 @@ class RenderContext:
         self.scratch_space = scratch_space
         self.backend = rules.backend
         self.values: dict[Value, Any] = {}
+        #: results of reductions computed where their operand was stored (row_walk.py), by reduce op
+        self.fused_results: dict[Op, list[Any]] = {}
         self._lines: list[list[str]] = [[]]
         self._indent = 1
         self._names: dict[str, int] = {}
@@ -361,8 +363,19 @@ class RenderContext:
                 x = name
         elif isinstance(x, Tile) and x.reg is None and (stored(x.cost, v, x.index_only) or runs_in_place(v)):
             # an op with effects (a custom op declared pure=False) runs here, once per element, used or not
-            x = self.materialize(x, self.name_for(v, "t"))
+            x = self._store_value(v, x)
         self.values[v] = x
+
+    def _store_value(self, v: Value, x: Tile) -> Tile:
+        """`x` stored in a register tile, in one walk with the row reductions that read it (row_walk.py)."""
+        from .row_walk import fill_reducing
+
+        name = self.name_for(v, "t")
+        if not runs_in_place(v):
+            fused = fill_reducing(self, v, lambda idx: self.element(x, idx), name)
+            if fused is not None:
+                return fused
+        return self.materialize(x, name)
 
     def element(self, x: Any, idx: Idx) -> str:
         """The element of a rendered value at `idx` (a scalar is the same everywhere)."""

@@ -22,6 +22,7 @@ from . import ctypes as CT
 from . import vec4
 from .context import Idx, RenderContext, Tile
 from .elementwise import lift
+from .row_walk import fill_reducing
 from .rows import load_rows
 from .rules import CSTYLE_RULES, OPENCL_RULES
 from .subword_atomics import cas_helper, rmw_helper
@@ -157,7 +158,12 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
         gen = value if guarded else (lambda idx: value(idx, guarded=False))
         ctx.define(res, Tile(res.type.shape, ctype, gen=gen, cost=LOAD_COST))
         return
-    out = ctx.declare_tile(res.type.shape, ctype, ctx.name_for(res, "t"))
+    name = ctx.name_for(res, "t")
+    fused = None if volatile else fill_reducing(ctx, res, value, name)
+    if fused is not None:
+        ctx.define(res, fused)
+        return
+    out = ctx.declare_tile(res.type.shape, ctype, name)
     if not volatile and vec4.applies(ctx, out.shape, CT.mem_ctype(t)) and ctype == CT.mem_ctype(t):
         vec4.load(
             ctx,

@@ -18,6 +18,7 @@ from triton_backend_sdk.ir.core import Op
 
 from . import ctypes as CT
 from .context import MAX_UNROLL, Idx, RenderContext, ScratchArray, Tile, check_pow2, log2, numel, strides
+from .row_walk import walk_rows
 from .rules import CSTYLE_RULES as RULES
 from .warp_reduce import warp_combine_partials
 
@@ -57,6 +58,10 @@ def _results(
 
 @RULES.register(O.Reduce)
 def render_reduce(ctx: RenderContext, op: O.Reduce) -> None:
+    if op in ctx.fused_results:  # computed where its operand was stored (row_walk.py)
+        for res, x in zip(op.results, ctx.fused_results.pop(op)):
+            ctx.values[res] = x
+        return
     shape = op.srcs[0].type.shape
     check_pow2(shape, ctx.backend, op.loc)
     srcs = [ctx.get(v) for v in op.operands]
@@ -143,63 +148,13 @@ def _lane_partials(
 
 def _reduce_rows_alone(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str]) -> bool:
     """A last-axis reduction of several rows on a one-work-item program (a CPU device): each row folded in lane
-    partials, as a full reduction folds a work-item's elements, instead of the general case's tree over local memory
-    (log2 K passes over the whole tile, a copy first). False when it does not apply."""
-    n, axis = shape[-1], op.axis
-    if ctx.L != 1 or axis != len(shape) - 1 or len(shape) < 2:
+    partials (row_walk.py), as a full reduction folds a work-item's elements, instead of the general case's tree
+    over local memory (log2 K passes over the whole tile, a copy first). False when it does not apply."""
+    if ctx.L != 1 or op.axis != len(shape) - 1 or len(shape) < 2:
         return False
-    plan = reduction_plan(ctx.vector_bits, max(8 * CT.size_of(ct) for ct in ctypes), n, max_acc=2)
-    p = plan[0] * plan[1] if plan is not None else 1
-    rows = numel(shape) // n
-    outs = [ctx.declare_tile(res.type.shape, ct, ctx.name_for(res, "t")) for res, ct in zip(op.results, ctypes)]
-    o, q, j, k = ctx.fresh("o"), ctx.fresh("q"), ctx.fresh("j"), ctx.fresh("k")
-    lanes = [ctx.fresh("lane") for _ in srcs]
-    accs = [ctx.fresh("acc") for _ in srcs]
-
-    def at(pos: str) -> Idx:
-        lin = f"({o} * {n}u + {pos})"
-        return Idx(shape, lin=lin, slot=lin)
-
-    def chunk(first: bool) -> None:
-        pos = j if first else f"{q} * {p}u + {j}"
-        xs = [ctx.fresh("x") for _ in srcs]
-        for x, s, ct in zip(xs, srcs, ctypes):
-            ctx.emit(f"{ct} {x} = {ctx.element(s, at(pos))};")
-        cur = [f"{ln}[{j}]" for ln in lanes]
-        if first:
-            ctx.emit(" ".join(f"{c} = {x};" for c, x in zip(cur, xs)))
-        else:
-            combine(ctx, op, cur, xs, cur)
-
-    with ctx.loop_body() as (inner, base), ctx.indent():
-        for ln, ct in zip(lanes, ctypes):
-            ctx.emit(f"{ct} {ln}[{p}];")
-        ctx.emit(ctx.lang.unroll_pragma)
-        ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
-        with ctx.indent():
-            chunk(True)
-        ctx.emit("}")
-        if n > p:
-            ctx.emit(f"for (uint {q} = 1u; {q} < {n // p}u; ++{q}) {{")
-            ctx.emit(ctx.lang.unroll_pragma)
-            ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
-            with ctx.indent():
-                chunk(False)
-            ctx.emit("}")
-            ctx.emit("}")
-        for a, ln, ct in zip(accs, lanes, ctypes):
-            ctx.emit(f"{ct} {a} = {ln}[0];")
-        if p > 1:
-            ctx.emit(ctx.lang.unroll_pragma)
-            ctx.emit(f"for (uint {k} = 1u; {k} < {p}u; ++{k})")
-            combine(ctx, op, accs, [f"{ln}[{k}]" for ln in lanes], accs)
-        for out, a in zip(outs, accs):
-            ctx.emit(f"{out.reg}[{o}] = {a};")
-    ctx.emit(f"for (uint {o} = 0u; {o} < {rows}u; ++{o}) {{")
-    ctx.emit_lines(inner)
-    ctx.emit("}")
-    ctx.scratch_top = base
-    for res, out in zip(op.results, outs):
+    values = [lambda idx, s=s: ctx.element(s, idx) for s in srcs]
+    (results,) = walk_rows(ctx, shape, ctypes, values, None, [op])
+    for res, out in zip(op.results, results):
         ctx.values[res] = out
     return True
 
@@ -274,6 +229,10 @@ def _reduce_axis(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs:
 
 @RULES.register(O.Scan)
 def render_scan(ctx: RenderContext, op: O.Scan) -> None:
+    if op in ctx.fused_results:  # computed where its operand was stored (row_walk.py)
+        for res, x in zip(op.results, ctx.fused_results.pop(op)):
+            ctx.values[res] = x
+        return
     shape = op.srcs[0].type.shape
     check_pow2(shape, ctx.backend, op.loc)
     srcs = [ctx.get(v) for v in op.operands]

@@ -1,0 +1,134 @@
+"""One walk over the rows of a tile on a one-work-item program (a CPU device): its elements stored into a register
+tile, folded into last-axis reductions in lane partials, or both at once.
+
+A tile that is stored (a load's copy, or a costly generator used twice) and also reduced along its last axis would
+otherwise be walked twice, a reduction of several rows would go through local memory, and softmax would walk each
+row five times (copy, max, exp, sum, divide); here it walks it three times. Which reductions may be computed where
+their operand is stored is the shared tile model's choice (`tile_model.fused_row_reductions`); the lanes are its
+reduction plan (`reduction_plan`, at most 2 accumulators: a scalar array the device compiler vectorizes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from triton_backend_sdk.analysis.tile_model import fused_row_reductions, reduction_plan
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Value
+
+from . import ctypes as CT
+from .context import Idx, RenderContext, Tile, numel
+
+
+def lanes_for(ctx: RenderContext, ctype: str, n: int) -> int:
+    """The lane partials a row of `n` elements is folded in (1 when the row does not split into vectors)."""
+    plan = reduction_plan(ctx.vector_bits, 8 * CT.size_of(ctype), n, max_acc=2)
+    return plan[0] * plan[1] if plan is not None else 1
+
+
+def walk_rows(
+    ctx: RenderContext,
+    shape: tuple[int, ...],
+    ctypes: list[str],
+    values: list[Callable[[Idx], str]],
+    out: Tile | None,
+    reductions: list[O.Reduce],
+) -> list[list[str | Tile]]:
+    """Emit the walk over the elements `values[i](idx)` of a reduction's operands (one operand, or an argmin's
+    value and index): the first stored into `out` (if given), all folded into each reduction along the last axis.
+    Returns each reduction's results (C names for a 1-D tile, else register tiles of the row shape). One
+    work-item only: the element at linear index e is register slot e."""
+    assert ctx.L == 1
+    n = shape[-1]
+    rows = numel(shape) // n
+    p = min(lanes_for(ctx, ct, n) for ct in ctypes)
+    o, q, j, k = ctx.fresh("o"), ctx.fresh("q"), ctx.fresh("j"), ctx.fresh("k")
+    lanes = [[ctx.fresh("lane") for _ in ctypes] for _ in reductions]
+    row_shape = shape[:-1]
+    if row_shape:
+        results: list[list[str | Tile]] = [
+            [ctx.declare_tile(row_shape, ct, ctx.name_for(res, "t")) for res, ct in zip(r.results, ctypes)]
+            for r in reductions
+        ]
+    else:
+        results = [[ctx.fresh("acc") for _ in ctypes] for _ in reductions]
+        for names in results:
+            for a, ct in zip(names, ctypes):
+                ctx.emit(f"{ct} {a};")
+
+    def element(pos: str, first: bool) -> None:
+        lin = f"({o} * {n}u + {pos})" if rows > 1 else f"({pos})"
+        xs = [ctx.fresh("x") for _ in ctypes]
+        for x, ct, value in zip(xs, ctypes, values):
+            ctx.emit(f"{ct} {x} = {value(Idx(shape, lin=lin, slot=lin))};")
+        if out is not None:
+            ctx.emit(f"{out.reg}[{lin}] = {xs[0]};")
+        for r, lns in zip(reductions, lanes):
+            cur = [f"{ln}[{j}]" for ln in lns]
+            if first:
+                ctx.emit(" ".join(f"{c} = {x};" for c, x in zip(cur, xs)))
+            else:
+                _combine(ctx, r, cur, xs, cur)
+
+    with ctx.loop_body() as (inner, base), ctx.indent():
+        for lns in lanes:
+            for ln, ct in zip(lns, ctypes):
+                ctx.emit(f"{ct} {ln}[{p}];")
+        ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
+        with ctx.indent():
+            element(j, True)
+        ctx.emit("}")
+        if n > p:
+            ctx.emit(f"for (uint {q} = 1u; {q} < {n // p}u; ++{q}) {{")
+            ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
+            with ctx.indent():
+                element(f"{q} * {p}u + {j}", False)
+            ctx.emit("}")
+            ctx.emit("}")
+        for r, lns, res in zip(reductions, lanes, results):
+            cur = [ctx.fresh("fold") for _ in ctypes]
+            for c, ln, ct in zip(cur, lns, ctypes):
+                ctx.emit(f"{ct} {c} = {ln}[0];")
+            if p > 1:
+                ctx.emit(ctx.lang.unroll_pragma)
+                ctx.emit(f"for (uint {k} = 1u; {k} < {p}u; ++{k})")
+                _combine(ctx, r, cur, [f"{ln}[{k}]" for ln in lns], cur)
+            for dst, c in zip(res, cur):
+                ctx.emit(f"{dst.reg}[{o}] = {c};" if isinstance(dst, Tile) else f"{dst} = {c};")
+    ctx.emit(f"for (uint {o} = 0u; {o} < {rows}u; ++{o}) {{" if rows > 1 else f"{{ const uint {o} = 0u;")
+    ctx.emit_lines(inner)
+    ctx.emit("}")
+    ctx.scratch_top = base
+    return results
+
+
+def _combine(ctx: RenderContext, op: O.Reduce, lhs: list[str], rhs: list[str], targets: list[str]) -> None:
+    from .reduce_scan import combine
+
+    combine(ctx, op, lhs, rhs, targets)
+
+
+def fill_reducing(ctx: RenderContext, v: Value, value: Callable[[Idx], str], name: str) -> Tile | None:
+    """Store tile `v` (elements `value(idx)`) into a register tile named `name` and compute the reductions the
+    shared tile model fuses into that walk (their results go to `ctx.fused_results`); the tile is not stored when
+    only those reductions read it. None (nothing emitted) on work-groups of several work-items or when no
+    reduction fuses."""
+    shape = v.type.shape if v.type.is_tensor else ()
+    if ctx.L != 1 or not shape:
+        return None
+    reductions = fused_row_reductions(v)
+    if not reductions:
+        return None
+    ctype = ctx.ctype(v)
+    keep = any(user not in reductions for user, _ in v.uses)
+    out = ctx.declare_tile(shape, ctype, name) if keep else None
+    for r, res in zip(reductions, walk_rows(ctx, shape, [ctype], [value], out, reductions)):
+        ctx.fused_results[r] = res
+    return out if out is not None else Tile(shape, ctype, gen=_unread(v))
+
+
+def _unread(v: Value) -> Callable[[Idx], str]:
+    def gen(idx: Idx) -> str:
+        raise AssertionError(f"{v!r} was read after its only readers were fused into its walk")
+
+    return gen
