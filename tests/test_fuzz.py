@@ -713,3 +713,42 @@ def test_fuzz_regression_int_to_bf16_then_cumsum(backend, dtype) -> None:
     prefix = np.cumsum(exact_bf16)
     bound = 7 * D.FORMATS["bfloat16"].eps * np.cumsum(np.abs(exact_bf16))
     assert (np.abs(o.double().numpy() - prefix) <= bound + 1e-9).all(), (o.tolist(), prefix.tolist())
+
+
+@triton.jit
+def _column_min_of_bf16(x, o, M, BM: tl.constexpr):
+    pid = tl.program_id(0)
+    rm = pid * BM + tl.arange(0, BM)
+    mask = rm[:, None] < M
+    v = tl.load(x + rm[:, None], mask=mask, other=3).to(tl.bfloat16)
+    tl.store(o + pid + tl.arange(0, 1)[:, None], tl.min(tl.where(mask, v, 0), axis=0, keep_dims=True).to(tl.float32))
+
+
+@triton.jit
+def _loop_min_of_bf16(x, o, N: tl.constexpr):
+    m = tl.load(x)
+    for i in range(1, N):
+        m = tl.minimum(m, tl.load(x + i).to(tl.bfloat16).to(tl.float32))
+    tl.store(o, m)
+
+
+def test_fuzz_regression_minnum_loop_keeps_its_remainder(backend) -> None:
+    """fuzz seed 312 kernel 1202: a min over 16 rows of a uint16 column converted to bf16 lost rows 13-15 on
+    cpu_ref: LLVM 22 vectorized the row loop's `llvm.minnum` recurrence with a NaN early exit whose middle block
+    skipped the 3 remainder iterations; the same recurrence in a user loop of constant trip count aborted the process
+    ("VPlan cost model and legacy cost model disagreed"). maxnum/minnum are now compares and selects on cpu_ref.
+    Every position of the smallest value is tried."""
+    for pos in range(16):
+        x = torch.full((43,), 4, dtype=torch.int16)
+        x[pos] = 0
+        x[16 + pos] = 1
+        o = torch.full((3,), float("nan"))
+        _column_min_of_bf16[(3,)](x, o, 43, BM=16)
+        assert o.tolist() == [0.0, 1.0, 0.0], (pos, o.tolist())
+    for n in (15, 16, 17):
+        for pos in range(n):
+            x = torch.ones(n)
+            x[pos] = -2.0
+            o = torch.empty(1)
+            _loop_min_of_bf16[(1,)](x, o, N=n)
+            assert o.item() == -2.0, (n, pos)
