@@ -238,6 +238,7 @@ class LoweringContext:
         known_nonzero: bool = False,
         start: ir.Value | None = None,
         no_unroll: bool = False,
+        name: str = "loop",
     ) -> None:
         """for i in [start, n): body(i); i has n's type. `no_unroll` marks the loop `llvm.loop.unroll.disable`: a loop
         meant for LLVM's loop vectorizer, which must see it as a loop (see reduce_scan's lane loop)."""
@@ -245,8 +246,8 @@ class LoweringContext:
         ty = n.type
         start = start if start is not None else ir.Constant(ty, 0)
         pre = b.block
-        header = b.append_basic_block("loop")
-        exit_ = b.append_basic_block("loop.end")
+        header = b.append_basic_block(name)
+        exit_ = b.append_basic_block(f"{name}.end")
         if known_nonzero:
             b.branch(header)
         else:
