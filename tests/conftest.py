@@ -60,6 +60,19 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
+def cpu_ref_active():
+    """cpu_ref as Triton's active driver for a test of its own code generation; the previous driver is restored."""
+    import triton_backend_sdk
+    from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
+
+    prev = driver.active
+    triton_backend_sdk.use("cpu_ref")
+    yield
+    activate(prev)
+
+
+@pytest.fixture
 def ocl():
     """opencl as Triton's active driver for the test (skipped with the reason where no OpenCL device exists); the
     previous driver is restored through `activate`, which drops the JIT caches on the change back."""

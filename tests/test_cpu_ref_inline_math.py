@@ -20,18 +20,6 @@ from triton.language.extra import libdevice
 pytestmark = pytest.mark.usefixtures("cpu_ref_active")
 
 
-@pytest.fixture
-def cpu_ref_active():
-    import triton_backend_sdk
-    from triton.runtime import driver
-    from triton_backend_sdk.driver import activate
-
-    prev = driver.active
-    triton_backend_sdk.use("cpu_ref")
-    yield
-    activate(prev)
-
-
 @triton.jit
 def math_kernel(x_ptr, out_ptr, n, FN: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

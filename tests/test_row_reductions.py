@@ -20,18 +20,6 @@ import triton
 import triton.language as tl
 
 
-@pytest.fixture
-def cpu_ref_active():
-    import triton_backend_sdk
-    from triton.runtime import driver
-    from triton_backend_sdk.driver import activate
-
-    prev = driver.active
-    triton_backend_sdk.use("cpu_ref")
-    yield
-    activate(prev)
-
-
 @triton.jit
 def softmax_rows(out_ptr, in_ptr, m, n, BM: tl.constexpr, BN: tl.constexpr):
     rows = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
