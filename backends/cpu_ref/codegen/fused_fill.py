@@ -141,7 +141,7 @@ def _walk_rows(
             k.add_incoming(nxt, end)
             b.cbranch(b.icmp_signed("<", nxt, c64(steps)), loop, done)
             b.position_at_end(done)
-        for r, fn, vecs, lane_buf, i in zip(reductions, fns, acc, lane_bufs, range(len(reductions))):
+        for i, (r, fn, vecs, lane_buf) in enumerate(zip(reductions, fns, acc, lane_bufs)):
             while len(vecs) > 1:
                 vecs = [fn(ctx, vecs[j], vecs[j + len(vecs) // 2]) for j in range(len(vecs) // 2)]
             ctx.b.store(vecs[0], ctx.b.gep(lane_buf.buf, [c64(0)], source_etype=ety), align=4)
