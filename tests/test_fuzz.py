@@ -752,3 +752,43 @@ def test_fuzz_regression_minnum_loop_keeps_its_remainder(backend) -> None:
             o = torch.empty(1)
             _loop_min_of_bf16[(1,)](x, o, N=n)
             assert o.item() == -2.0, (n, pos)
+
+
+@triton.jit
+def _three_stores_under_one_mask(x1, x2, x3, x4, o_half, o_fp8, o_i8, M, s1, s3, BM: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    mask = (rm[:, None] < M) & (tl.arange(0, 1)[None, :] < 1)
+    r = rm[:, None]
+    a = tl.load(x1 + r * s1, mask=mask)
+    b = tl.load(x2 + r, mask=mask, other=65504.0)
+    c = tl.load(x3 + r * s3, mask=mask)
+    d = tl.load(x4 + r, mask=mask, other=9.5367431640625e-07)
+    tl.store(o_half + r, 100.0 + c.to(tl.float16) - d, mask=mask)
+    e = tl.where(a >= -7.25, c.to(tl.float32).to(tl.float8e5), tl.full((BM, 1), 0.5, tl.float8e5))
+    tl.store(o_fp8 + r, e * 1.5, mask=mask)
+    f = c.to(tl.uint16).to(tl.bfloat16, bitcast=True) - a.to(tl.bfloat16)
+    tl.store(o_i8 + r, (f <= b).to(tl.int8), mask=mask)
+
+
+def test_fuzz_regression_masked_byte_store_keeps_its_mask(backend) -> None:
+    """fuzz seed 315 kernel 399: an int8 store under the block's mask, beside two other stores under it, wrote zeros
+    to the 7 rows past M (17 of 2x16) on cpu_ref. LLVM 22's x86 backend read 8 mask bytes as a 16-lane mask register
+    and lost the `kmovb` that clears its upper half when the register allocator spilled it; the widened 16-byte store
+    then used the next 8 rows' mask bits. Boolean tiles are now kept as 16-bit elements in cpu_ref's buffers."""
+    torch.manual_seed(399)
+    m = 17
+    x1 = torch.randn(2 * m) * 8
+    x2 = (torch.randn(m) * 4).to(torch.bfloat16)
+    x3 = torch.randint(-128, 128, (2 * m,), dtype=torch.int8)
+    x4 = torch.randn(m).to(torch.float16)
+    guard = 8
+    o_half = torch.zeros(m, dtype=torch.float16)
+    o_fp8 = torch.zeros(m, dtype=torch.float8_e5m2)
+    o_i8 = torch.full((m + 2 * guard,), -91, dtype=torch.int8)
+    _three_stores_under_one_mask[(2,)](x1, x2, x3, x4, o_half, o_fp8, o_i8[guard:], m, 2, 2, BM=16)
+    a, c = x1[::2], x3[::2]
+    f = (c.to(torch.int16).view(torch.bfloat16).float() - a.to(torch.bfloat16).float()).to(torch.bfloat16)
+    want = (f.float() <= x2.float()).to(torch.int8)
+    assert o_i8[:guard].tolist() == [-91] * guard and o_i8[guard + m :].tolist() == [-91] * guard, o_i8.tolist()
+    assert torch.equal(o_i8[guard : guard + m], want)
+    assert torch.equal(o_half, 100.0 + c.to(torch.float16) - x4)

@@ -22,7 +22,7 @@ from triton_backend_sdk.ir.core import Block, Op, Value
 from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 
-from .types import I1, I8, I32, I64, PTR, llvm_type, storage_type
+from .types import I1, I32, I64, PTR, buffer_type, llvm_type, storage_type
 
 ElemGen = Callable[[ir.IRBuilder, list[ir.Value]], ir.Value]
 
@@ -55,8 +55,8 @@ class Tile:
         if self.buf is None:
             assert self.gen is not None
             return self.gen(b, idx)
-        ptr = b.gep(self.buf, [linear_index(b, self.shape, idx)], source_etype=_storage(self.ety))
-        v = b.load(ptr, typ=_storage(self.ety))
+        ptr = b.gep(self.buf, [linear_index(b, self.shape, idx)], source_etype=buffer_type(self.ety))
+        v = b.load(ptr, typ=buffer_type(self.ety))
         return b.trunc(v, I1) if self.ety == I1 else v
 
 
@@ -74,10 +74,6 @@ def _uniform(v: Value, t: Tile) -> Tile:
     assert gen is not None
     zeros = [ir.Constant(I64, 0)] * len(t.shape)
     return Tile(t.shape, t.ety, gen=lambda b, idx: gen(b, zeros), cost=1)
-
-
-def _storage(ety: ir.Type) -> ir.Type:
-    return I8 if ety == I1 else ety
 
 
 def linear_index(b: ir.IRBuilder, shape: Sequence[int], idx: list[ir.Value]) -> ir.Value:
@@ -194,7 +190,7 @@ class LoweringContext:
 
     def alloca(self, ety: ir.Type, n: int, name: str = "buf") -> ir.Value:
         """Stack storage in the entry block (so loops reuse it), aligned for vector access."""
-        st = _storage(ety)
+        st = buffer_type(ety)
         arr = self.alloca_builder.alloca(ir.ArrayType(st, max(n, 1)), name=name)
         arr.align = 64
         arr.type = PTR  # opaque, so that llvmlite types element GEPs by their source element type
@@ -208,9 +204,9 @@ class LoweringContext:
 
     def store_element(self, tile: Tile, idx: list[ir.Value], val: ir.Value) -> None:
         assert tile.buf is not None
-        st = _storage(tile.ety)
+        st = buffer_type(tile.ety)
         ptr = self.b.gep(tile.buf, [linear_index(self.b, tile.shape, idx)], source_etype=st)
-        self.b.store(self.b.zext(val, I8) if tile.ety == I1 else val, ptr)
+        self.b.store(self.b.zext(val, st) if tile.ety == I1 else val, ptr)
 
     def materialize(self, t: Tile, into: Tile | None = None) -> Tile:
         """Write every element of `t` into a buffer (a new one unless `into` is given)."""

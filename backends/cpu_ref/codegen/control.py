@@ -25,7 +25,7 @@ from triton_backend_sdk.ir.core import Block, Value
 from .context import LoweringContext, Tile
 from .debug import assert_state, branch_to_abort, launch_failed
 from .rules import RULES
-from .types import llvm_type
+from .types import buffer_type, llvm_type
 
 
 class Slot:
@@ -57,12 +57,12 @@ class Slot:
             if x.buf is not self.tile.buf:
                 self.ctx.materialize(x, into=self.tile)
             return
-        v = b.zext(x, ir.IntType(8)) if self.ety == ir.IntType(1) else x
+        v = b.zext(x, _st(self.ety)) if self.ety == ir.IntType(1) else x
         b.store(v, b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=_st(self.ety)))
 
 
 def _st(ety: ir.Type) -> ir.Type:
-    return ir.IntType(8) if ety == ir.IntType(1) else ety
+    return buffer_type(ety)
 
 
 def write_all(ctx: LoweringContext, slots: Sequence[Slot], values: Sequence[Value]) -> None:

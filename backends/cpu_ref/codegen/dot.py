@@ -19,7 +19,7 @@ from .context import LoweringContext, Tile, linear_index
 from .convert import fp8_to_float
 from .numerics import narrow as narrow_float
 from .rules import RULES
-from .types import BF16, F16, F32, F64, I64, bit_width, fp8_format, is_float_type, llvm_type
+from .types import BF16, F16, F32, F64, I64, bit_width, buffer_type, fp8_format, is_float_type, llvm_type
 
 
 def _widen(ctx: LoweringContext, v: ir.Value, to: ir.Type) -> ir.Value:
@@ -46,7 +46,7 @@ def _mul_add(ctx: LoweringContext, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.
 
 
 def _ptr(ctx: LoweringContext, t: Tile, idx: list[ir.Value]) -> ir.Value:
-    st = ir.IntType(8) if t.ety == ir.IntType(1) else t.ety
+    st = buffer_type(t.ety)
     return ctx.b.gep(t.buf, [linear_index(ctx.b, t.shape, idx)], source_etype=st)
 
 

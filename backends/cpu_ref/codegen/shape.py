@@ -12,7 +12,7 @@ from triton_backend_sdk.numerics_fp8 import fp8_bits
 
 from .context import LoweringContext, Tile
 from .rules import RULES
-from .types import I64, PTR, Fp8Format, fp8_format, llvm_type
+from .types import I64, PTR, Fp8Format, buffer_type, fp8_format, llvm_type
 
 
 def _scalar_const(ty: ir.Type, value: float, fp8: Fp8Format | None = None) -> ir.Constant:
@@ -38,7 +38,7 @@ def lower_constant(ctx: LoweringContext, op: O.Constant) -> None:
         c = _scalar_const(ety, value.values[0], fp8)
         ctx.define(res, Tile(shape, ety, gen=lambda b, idx: c, cost=0))
         return
-    st = ir.IntType(8) if ety == ir.IntType(1) else ety
+    st = buffer_type(ety)
     arr_ty = ir.ArrayType(st, len(value.values))
     g = ir.GlobalVariable(ctx.module, arr_ty, name=ctx.module.get_unique_name("const"))
     g.global_constant = True
@@ -124,7 +124,7 @@ def _unit_stride_flag(ctx: LoweringContext, src: Tile) -> tuple[ir.Value, ir.Val
     b = ctx.b
     lead = [ir.Constant(I64, 0)] * (len(src.shape) - 1)
     first = src.element(b, lead + [ir.Constant(I64, 0)])
-    slot = ctx.alloca(ir.IntType(1), 1, "unit_stride")
+    slot = ctx.alloca(ir.IntType(8), 1, "unit_stride")
     b.store(ir.Constant(ir.IntType(8), 1), slot)
 
     def check(j: ir.Value) -> None:

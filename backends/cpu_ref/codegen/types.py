@@ -64,6 +64,20 @@ def llvm_type(t: T.Type, backend: str = "cpu_ref") -> ir.Type:
     raise UnsupportedError(backend, f"type {t} cannot be lowered to LLVM")
 
 
+#: How a boolean element is kept in a stack or constant buffer (a tile's, a loop-carried slot's): a 16-bit 0/1, not
+#: a byte. LLVM 22's x86 backend reads 8 booleans held as bytes into a 16-bit AVX-512 mask register whose upper half
+#: is the next 8 bytes and clears that half with a `kmovb` that its register allocator drops when it spills the mask
+#: (it treats the kmovb as a copy); an 8-lane byte store widened to 16 lanes then wrote 8 bytes past its mask (fuzz
+#: seed 315 kernel 399: a masked int8 store beside other stores under one mask). 8 booleans read from 16-bit
+#: elements fill their register exactly, so no extension is needed. Memory (Triton's `*i1`) stays a byte.
+BOOL_IN_BUFFER = I16
+
+
+def buffer_type(lt: ir.Type) -> ir.Type:
+    """The element type of a stack or constant buffer holding elements computed as `lt`."""
+    return BOOL_IN_BUFFER if lt == I1 else lt
+
+
 def storage_type(t: T.Type) -> ir.Type:
     """How an element is stored in memory: i1 is a byte in Triton's memory model."""
     lt = llvm_type(t)
