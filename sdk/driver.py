@@ -157,7 +157,7 @@ class SDKDriver(DriverBase):
         its metadata matches the digest recorded when it was compiled."""
         target = getattr(metadata, "target", None)
         backend = getattr(target, "backend", None)
-        if backend is not None and backend != self.backend_name:
+        if backend is not None and not self.runs_kernels_of(backend, metadata):
             name = getattr(metadata, "name", "?")
             raise ToolError(
                 f"kernel {name!r} was compiled for {backend!r} (target {target}), but the active driver is "
@@ -169,10 +169,17 @@ class SDKDriver(DriverBase):
         # a cache entry whose metadata does not match its digest is recompiled and the launcher built from the
         # recompile's; Triton then loads the binary under the name in the metadata it read (SDKUtils.load_binary)
         name = str(getattr(metadata, "name", ""))
-        metadata, expected = checked_metadata(src, metadata, self.backend_name)
+        metadata, expected = checked_metadata(src, metadata, backend or self.backend_name)
         launcher = self.make_launcher(src, metadata)
         expect(name, expected)
         return launcher
+
+    def runs_kernels_of(self, backend: str, metadata: Any) -> bool:
+        """Whether a kernel compiled for `backend` runs on this driver: its own, and those a face of it compiled
+        (the face's compiler is this backend's; only the name differs)."""
+        from .faces import FACE_OF
+
+        return backend == self.backend_name or getattr(metadata, FACE_OF, None) == self.backend_name
 
     # ---- what a backend supplies -------------------------------------------------------------------------------
 

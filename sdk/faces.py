@@ -117,6 +117,12 @@ class DriverFace:
             )
         return super()._checked_launcher(src, metadata)  # type: ignore[misc]
 
+    def runs_kernels_of(self, backend: str, metadata: Any) -> bool:
+        """Also the base backend's own kernels: Triton caches a JIT function's kernels per device index, so a kernel
+        launched before Inductor activated the face (Liger's kernels in eager code, then `torch.compile`) comes
+        back compiled for the base, and the face runs it with the base's launcher."""
+        return backend == self.face_of.face_base().name or super().runs_kernels_of(backend, metadata)  # type: ignore[misc]
+
     def __repr__(self) -> str:  # Inductor and Triton print drivers in errors
         return f"<{type(self).__name__} {self.backend_name!r}: {self.face_of.face_base().name} face>"
 

@@ -220,6 +220,48 @@ def test_a_kernel_of_the_other_face_is_refused_by_name(monkeypatch):
         ocl_driver().launcher_cls(k.src, k.metadata)
 
 
+def test_a_kernel_launched_before_the_face_runs_under_it():
+    """Liger-Kernel's tests run a kernel eagerly (compiled for cpu_ref), then `torch.compile` activates the "cpu"
+    face: Triton keeps the target a JIT function first compiled for per device index, so a new specialization is
+    compiled for cpu_ref and first launched by the face's driver, which runs it (it was refused as another
+    backend's); and the other way round."""
+    out = _python(
+        """
+        import json, torch, triton
+        from triton.backends import backends
+        from triton.runtime import driver
+        from triton_backend_sdk.demo import add_kernel, axpb_kernel
+        x, y = torch.randn(1000), torch.randn(1000)
+        ok = []
+        for step, block in (("cpu_ref", 64), ("face", 128), ("cpu_ref again", 256)):
+            if step == "face":
+                driver.set_active(backends["cpu"].driver())
+            elif step == "cpu_ref again":
+                driver.reset_active()
+            y = torch.randn(1000)
+            o = torch.full((1000,), float("nan"))
+            add_kernel[(triton.cdiv(1000, block),)](x, y, o, 1000, BLOCK=block)
+            ok.append([step, type(driver.active).__name__, torch.equal(o, x + y)])
+        # the other way round: first compiled under the face, a new specialization launched by cpu_ref's driver
+        driver.set_active(backends["cpu"].driver())
+        for step, block in (("face first", 64), ("cpu_ref after", 128)):
+            o = torch.full((1000,), float("nan"))
+            axpb_kernel[(triton.cdiv(1000, block),)](x, o, 2.0, 0.5, 1000, BLOCK=block)
+            ok.append([step, type(driver.active).__name__, torch.allclose(o, 2.0 * x + 0.5)])
+            driver.reset_active()
+        print(json.dumps(ok))
+        """
+    )
+    assert [(step, good) for step, _, good in out] == [
+        ("cpu_ref", True),
+        ("face", True),
+        ("cpu_ref again", True),
+        ("face first", True),
+        ("cpu_ref after", True),
+    ]
+    assert out[1][1] != out[0][1]
+
+
 def test_use_refuses_what_is_not_an_sdk_backend():
     from triton_backend_sdk.backends import cpu
     from triton_backend_sdk.errors import ToolError
