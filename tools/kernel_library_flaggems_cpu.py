@@ -1,0 +1,89 @@
+"""pytest plugin: FlagGems' own tests on CPU tensors, so its Triton kernels compile for the active SDK backend.
+
+FlagGems picks a vendor at import (none is found on a machine without a GPU) and reaches the device through
+`torch.<device>` (`torch.cuda` on NVIDIA). This plugin, loaded before FlagGems' conftest imports the library, maps
+the device to the CPU without editing FlagGems: the NVIDIA vendor description is kept (its Triton kernels and configs)
+with its device renamed `cpu`, its dispatch key `CPU` and its libdevice still CUDA's (`__nv_*`, which the SDK
+implements), and `torch.cpu` gets the few CUDA-only host queries FlagGems
+calls (`device(...)` as a no-op context, device properties with the CPU count as "SMs", compute capability 8.0 so
+no Hopper-only paths are chosen, generators). Nothing here touches a kernel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import typing
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+
+import torch
+
+CAPABILITY = (8, 0)
+
+
+@dataclass
+class CpuProperties:
+    """What FlagGems reads of `torch.cuda.get_device_properties`."""
+
+    name: str = "cpu"
+    major: int = CAPABILITY[0]
+    minor: int = CAPABILITY[1]
+    multi_processor_count: int = os.cpu_count() or 1
+    total_memory: int = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    L2_cache_size: int = 32 << 20
+
+
+class _DeviceGuard:
+    def __init__(self, index: int = 0) -> None:
+        self.index = index
+
+    def __enter__(self) -> typing.Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _mem_get_info(device: object = None) -> tuple[int, int]:
+    total = CpuProperties().total_memory
+    return (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"), total)
+
+
+SHIMS = {
+    "device": lambda device=None: contextlib.nullcontext(),
+    "get_device_properties": lambda device=None: CpuProperties(),
+    "get_device_capability": lambda device=None: CAPABILITY,
+    "get_device_name": lambda device=None: "cpu",
+    "empty_cache": lambda: None,
+    "mem_get_info": _mem_get_info,
+    "manual_seed": torch.manual_seed,
+    "manual_seed_all": torch.manual_seed,
+    "default_generators": (torch.default_generator,),
+    "_DeviceGuard": _DeviceGuard,
+}
+#: replaced even though torch.cpu has them: CUDA answers a device index where torch.cpu answers "cpu"
+INDEX_SHIMS = {"current_device": lambda: 0}
+
+
+def _map_device_to_cpu() -> None:
+    for name, value in SHIMS.items():
+        if not hasattr(torch.cpu, name):
+            setattr(torch.cpu, name, value)
+    for name, value in INDEX_SHIMS.items():
+        setattr(torch.cpu, name, value)
+    spec = find_spec("flag_gems")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("flag_gems is not installed in this environment (pip install flag-gems --no-deps)")
+    backend_dir = Path(spec.submodule_search_locations[0]) / "runtime" / "backend"
+    sys.path.append(str(backend_dir))
+    nvidia = __import__("_nvidia")
+    nvidia.vendor_info.device_name = "cpu"
+    nvidia.vendor_info.dispatch_key = "CPU"
+    nvidia.vendor_info.triton_extra_name = "cuda"
+    os.environ["GEMS_VENDOR"] = "nvidia"
+
+
+_map_device_to_cpu()
