@@ -12,6 +12,7 @@ no Hopper-only paths are chosen, generators). Nothing here touches a kernel.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import typing
@@ -87,3 +88,25 @@ def _map_device_to_cpu() -> None:
 
 
 _map_device_to_cpu()
+
+
+def pytest_configure(config: object) -> None:
+    """FlagGems' generated pointwise kernels without block pointers (its own `prefer_block_pointer` option, which
+    other vendors turn off too): its block-pointer code reads `.type.element_ty` of a block pointer, which Triton
+    3.7+ (an emulated, deprecated `make_block_ptr`) no longer has, whatever the backend."""
+    from flag_gems.runtime.common import vendors
+    from flag_gems.utils import codegen_config_utils
+
+    codegen_config_utils.CODEGEN_COFIGS[vendors.NVIDIA].prefer_block_pointer = False
+    _launch_with_every_argument()
+
+
+def _launch_with_every_argument() -> None:
+    """FlagGems' `LibEntry` passes constexpr arguments to a compiled kernel only for the Triton versions it names
+    (3.3-3.6) and drops them otherwise; Triton 3.7-3.9 launch a compiled kernel with every argument too, as 3.3-3.6
+    do, so its 3.6 path is the one that matches them (without this, every `libentry` kernel fails to launch on any
+    backend with Triton >= 3.7: "expected 9 kernel arguments, got 7")."""
+    libentry = importlib.import_module("flag_gems.utils.libentry")
+
+    if libentry.major_version == 3 and libentry.minor_version > 6:
+        libentry.minor_version = 6
