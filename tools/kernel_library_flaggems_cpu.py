@@ -48,6 +48,27 @@ class _DeviceGuard:
         return None
 
 
+class PhiloxGenerator:
+    """What FlagGems reads of a CUDA generator: a 16-byte state of (seed, offset) int64s that its Philox kernels
+    advance (a CPU generator's state is Mersenne Twister's 5 KiB)."""
+
+    def __init__(self) -> None:
+        self._state = torch.tensor([torch.initial_seed(), 0], dtype=torch.int64).view(torch.uint8)
+
+    def get_state(self) -> torch.Tensor:
+        return self._state.clone()
+
+    def set_state(self, state: torch.Tensor) -> None:
+        self._state = state.clone()
+
+    def manual_seed(self, seed: int) -> PhiloxGenerator:
+        self._state = torch.tensor([seed, 0], dtype=torch.int64).view(torch.uint8)
+        return self
+
+    def initial_seed(self) -> int:
+        return int(self._state.view(torch.int64)[0])
+
+
 def _mem_get_info(device: object = None) -> tuple[int, int]:
     total = CpuProperties().total_memory
     return (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"), total)
@@ -62,7 +83,7 @@ SHIMS = {
     "mem_get_info": _mem_get_info,
     "manual_seed": torch.manual_seed,
     "manual_seed_all": torch.manual_seed,
-    "default_generators": (torch.default_generator,),
+    "default_generators": (PhiloxGenerator(),),
     "_DeviceGuard": _DeviceGuard,
 }
 #: replaced even though torch.cpu has them: CUDA answers a device index where torch.cpu answers "cpu"
