@@ -792,3 +792,27 @@ def test_fuzz_regression_masked_byte_store_keeps_its_mask(backend) -> None:
     assert o_i8[:guard].tolist() == [-91] * guard and o_i8[guard + m :].tolist() == [-91] * guard, o_i8.tolist()
     assert torch.equal(o_i8[guard : guard + m], want)
     assert torch.equal(o_half, 100.0 + c.to(torch.float16) - x4)
+
+
+@triton.jit
+def _unsigned_of_a_negative_row(out, M, N, BM: tl.constexpr, BN: tl.constexpr, WIDE: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    r = rm[:, None] * 1 + -1
+    u = r.to(tl.uint64) if WIDE else r.to(tl.int16).to(tl.uint32)
+    tl.store(out + rm[:, None] * N + rn[None, :], (u / 3).to(out.dtype.element_ty), mask=mask)
+
+
+def test_fuzz_regression_uint64_of_a_sign_extended_value(backend) -> None:
+    """fuzz seed 316 kernel 647: `(rm - 1).to(tl.uint64) / 3` gave (2^32 - 1) / 3 for row 0 on cpu_ref: LLVM 22's SLP
+    vectorizer narrowed `uitofp (sext i32 to i64)` to `uitofp i32`. cpu_ref now converts unsigned integers to float
+    without LLVM's uitofp (signed conversion of the value, or of its half with a sticky bit, doubled)."""
+    m, n = 14, 5
+    rows = np.repeat(np.arange(m, dtype=np.int64)[:, None] - 1, n, axis=1)
+    for wide, dtype, unsigned in ((True, torch.uint64, np.uint64), (False, torch.int64, np.uint32)):
+        out = torch.zeros(m, n, dtype=dtype)
+        _unsigned_of_a_negative_row[(1,)](out, m, n, BM=16, BN=16, WIDE=wide)
+        src = rows.astype(np.uint64) if wide else rows.astype(np.int16).astype(np.uint32)
+        want = (src.astype(np.float32) / np.float32(3)).astype(np.uint64 if wide else np.int64)
+        assert out.tolist() == want.tolist(), (wide, out[:2].tolist())

@@ -394,13 +394,27 @@ def _fp_to_int(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> 
     return ctx.b.call(fn, [a])
 
 
+def _uint_to_float(b: ir.IRBuilder, a: ir.Value, to: ir.Type) -> ir.Value:
+    """`uitofp` without LLVM's `uitofp`: LLVM 22's SLP vectorizer narrows `uitofp (sext i32 x to i64)` to
+    `uitofp i32 x`, which is wrong for negative x (fuzz seed 316 kernel 647: `(rm - 1).to(tl.uint64) / 3` gave
+    (2^32-1)/3 for row 0). A value with its top bit clear converts as signed; one with it set is halved (keeping
+    the lost bit as a sticky bit, so the rounding stays one correct rounding) and doubled back."""
+    if a.type.width == 1:
+        a = b.zext(a, ir.IntType(8))
+    zero = ir.Constant(a.type, 0)
+    one = ir.Constant(a.type, 1)
+    halved = b.or_(b.lshr(a, one), b.and_(a, one))
+    big = b.sitofp(halved, to)
+    return b.select(b.icmp_signed("<", a, zero), b.fadd(big, big), b.sitofp(a, to))
+
+
 def _int_to_half(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> ir.Value:
     """An integer to f16/bf16 through a float that holds it exactly (f32 up to 24 bits, else f64: an i64's rounding
     to f64 then to 16 bits is still one rounding, 53 >= 2 * 11 + 2) and one rounding: LLVM's own `sitofp i16 to
     bfloat` aborted llvmlite's LLVM in SelectionDAG on x86 (fuzz seed 311 kernel 509)."""
     b = ctx.b
     wide = F32 if a.type.width <= 24 else F64
-    v = b.sitofp(a, wide) if signed else b.uitofp(a, wide)
+    v = b.sitofp(a, wide) if signed else _uint_to_float(b, a, wide)
     return _float_resize(ctx, v, to)
 
 
@@ -428,7 +442,7 @@ def _cast_fn(ctx: LoweringContext, op: O.Op) -> Callable[[ir.Value], ir.Value]:
         signed = cls is O.SIToFP
         if to in (F16, BF16):
             return lambda a: _int_to_half(ctx, a, to, signed)
-        return lambda a: b.sitofp(a, to) if signed else b.uitofp(a, to)
+        return lambda a: b.sitofp(a, to) if signed else _uint_to_float(b, a, to)
     if cls is O.FPToSI:
         return lambda a: b.fptosi(a, to)
     if cls is O.FPToUI:
