@@ -800,19 +800,29 @@ def _unsigned_of_a_negative_row(out, M, N, BM: tl.constexpr, BN: tl.constexpr, W
     rn = tl.arange(0, BN)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     r = rm[:, None] * 1 + -1
-    u = r.to(tl.uint64) if WIDE else r.to(tl.int16).to(tl.uint32)
-    tl.store(out + rm[:, None] * N + rn[None, :], (u / 3).to(out.dtype.element_ty), mask=mask)
+    if WIDE == 2:
+        v = r.to(tl.uint16).to(tl.float64)
+    elif WIDE == 1:
+        v = r.to(tl.uint64) / 3
+    else:
+        v = r.to(tl.int16).to(tl.uint32) / 3
+    tl.store(out + rm[:, None] * N + rn[None, :], v.to(out.dtype.element_ty), mask=mask)
 
 
 def test_fuzz_regression_uint64_of_a_sign_extended_value(backend) -> None:
     """fuzz seed 316 kernel 647: `(rm - 1).to(tl.uint64) / 3` gave (2^32 - 1) / 3 for row 0 on cpu_ref: LLVM 22's SLP
     vectorizer narrowed `uitofp (sext i32 to i64)` to `uitofp i32`. cpu_ref now converts unsigned integers to float
-    without LLVM's uitofp (signed conversion of the value, or of its half with a sticky bit, doubled)."""
+    without LLVM's uitofp i64. Its first form (halving every width) lost the low bit of a uint16 converted to float64
+    (fuzz seed 317 kernel 15: 65531 -> 65530); narrower values are now widened with zeros and converted exactly."""
     m, n = 14, 5
     rows = np.repeat(np.arange(m, dtype=np.int64)[:, None] - 1, n, axis=1)
-    for wide, dtype, unsigned in ((True, torch.uint64, np.uint64), (False, torch.int64, np.uint32)):
-        out = torch.zeros(m, n, dtype=dtype)
+    wants = {
+        1: (rows.astype(np.uint64).astype(np.float32) / np.float32(3)).astype(np.uint64),
+        0: (rows.astype(np.int16).astype(np.uint32).astype(np.float32) / np.float32(3)).astype(np.int64),
+        2: rows.astype(np.uint16).astype(np.float64),
+    }
+    dtypes = {1: torch.uint64, 0: torch.int64, 2: torch.float64}
+    for wide, want in wants.items():
+        out = torch.zeros(m, n, dtype=dtypes[wide])
         _unsigned_of_a_negative_row[(1,)](out, m, n, BM=16, BN=16, WIDE=wide)
-        src = rows.astype(np.uint64) if wide else rows.astype(np.int16).astype(np.uint32)
-        want = (src.astype(np.float32) / np.float32(3)).astype(np.uint64 if wide else np.int64)
         assert out.tolist() == want.tolist(), (wide, out[:2].tolist())

@@ -395,16 +395,16 @@ def _fp_to_int(ctx: LoweringContext, a: ir.Value, to: ir.Type, signed: bool) -> 
 
 
 def _uint_to_float(b: ir.IRBuilder, a: ir.Value, to: ir.Type) -> ir.Value:
-    """`uitofp` without LLVM's `uitofp`: LLVM 22's SLP vectorizer narrows `uitofp (sext i32 x to i64)` to
+    """`uitofp` without LLVM's `uitofp i64`: LLVM 22's SLP vectorizer narrows `uitofp (sext i32 x to i64)` to
     `uitofp i32 x`, which is wrong for negative x (fuzz seed 316 kernel 647: `(rm - 1).to(tl.uint64) / 3` gave
-    (2^32-1)/3 for row 0). A value with its top bit clear converts as signed; one with it set is halved (keeping
-    the lost bit as a sticky bit, so the rounding stays one correct rounding) and doubled back."""
-    if a.type.width == 1:
-        a = b.zext(a, ir.IntType(8))
-    zero = ir.Constant(a.type, 0)
-    one = ir.Constant(a.type, 1)
-    halved = b.or_(b.lshr(a, one), b.and_(a, one))
-    big = b.sitofp(halved, to)
+    (2^32-1)/3 for row 0). Narrower values are widened with zeros and converted as signed (exact, one rounding);
+    a u64 with its top bit clear converts as signed, one with it set is halved (the lost bit kept as a sticky bit,
+    so the rounding stays one correct rounding: f64 has fewer than 63 significant bits) and doubled back."""
+    i64 = ir.IntType(64)
+    if a.type.width < 64:
+        return b.sitofp(b.zext(a, i64), to)
+    zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
+    big = b.sitofp(b.or_(b.lshr(a, one), b.and_(a, one)), to)
     return b.select(b.icmp_signed("<", a, zero), b.fadd(big, big), b.sitofp(a, to))
 
 
