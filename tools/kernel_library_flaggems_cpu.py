@@ -53,7 +53,7 @@ class PhiloxGenerator:
     advance (a CPU generator's state is Mersenne Twister's 5 KiB)."""
 
     def __init__(self) -> None:
-        self._state = torch.tensor([torch.initial_seed(), 0], dtype=torch.int64).view(torch.uint8)
+        self._state = torch.tensor([torch.initial_seed() & (2**63 - 1), 0], dtype=torch.int64).view(torch.uint8)
 
     def get_state(self) -> torch.Tensor:
         return self._state.clone()
@@ -62,7 +62,7 @@ class PhiloxGenerator:
         self._state = state.clone()
 
     def manual_seed(self, seed: int) -> PhiloxGenerator:
-        self._state = torch.tensor([seed, 0], dtype=torch.int64).view(torch.uint8)
+        self._state = torch.tensor([seed & (2**63 - 1), 0], dtype=torch.int64).view(torch.uint8)
         return self
 
     def initial_seed(self) -> int:
