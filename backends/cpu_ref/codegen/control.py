@@ -46,7 +46,8 @@ class Slot:
         if self.tile is not None:
             return self.tile
         v = self.ctx.b.load(
-            self.ctx.b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=_st(self.ety)), typ=_st(self.ety)
+            self.ctx.b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=buffer_type(self.ety)),
+            typ=buffer_type(self.ety),
         )
         return self.ctx.b.trunc(v, self.ety) if self.ety == ir.IntType(1) else v
 
@@ -57,12 +58,8 @@ class Slot:
             if x.buf is not self.tile.buf:
                 self.ctx.materialize(x, into=self.tile)
             return
-        v = b.zext(x, _st(self.ety)) if self.ety == ir.IntType(1) else x
-        b.store(v, b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=_st(self.ety)))
-
-
-def _st(ety: ir.Type) -> ir.Type:
-    return buffer_type(ety)
+        v = b.zext(x, buffer_type(self.ety)) if self.ety == ir.IntType(1) else x
+        b.store(v, b.gep(self.ptr, [ir.Constant(ir.IntType(64), 0)], source_etype=buffer_type(self.ety)))
 
 
 def write_all(ctx: LoweringContext, slots: Sequence[Slot], values: Sequence[Value]) -> None:
