@@ -29,6 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _state["timeout"] = config.getoption("--library-timeout") or 0.0
     path = config.getoption("--library-log")
     if path:
         _state["out"] = open(path, "a", buffering=1)  # noqa: SIM115 - held for the session, flushed per line
@@ -75,7 +76,7 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
     _state["outcomes"][nodeid] = ("passed", "")
     _state["started"][nodeid] = time.monotonic()
     _write({"start": nodeid})
-    seconds = _config_timeout()
+    seconds = _state["timeout"]
     if seconds > 0:
         timer = threading.Timer(seconds, _expire, (nodeid, seconds))
         timer.daemon = True
@@ -83,21 +84,17 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
         _state["timer"] = timer
 
 
-def _config_timeout() -> float:
-    return float(_state.get("timeout", 0.0))
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _state["timeout"] = session.config.getoption("--library-timeout") or 0.0
+def _error_line(text: str, fallback: str) -> str:
+    """The first `E ` line of a pytest report (the exception and its message), else `fallback`."""
+    lines = [line for line in text.splitlines() if line.startswith("E ")]
+    return (lines[0] if lines else fallback)[:400]
 
 
 def _first_line(report: pytest.TestReport) -> str:
     if report.skipped and isinstance(report.longrepr, tuple):
         return str(report.longrepr[2])[:400]
-    text = getattr(report, "longreprtext", "") or ""
-    lines = [line for line in text.splitlines() if line.startswith("E ")]
-    return (lines[0] if lines else text.strip().splitlines()[-1] if text.strip() else "")[:400]
+    text = (getattr(report, "longreprtext", "") or "").strip()
+    return _error_line(text, text.splitlines()[-1] if text else "")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -127,5 +124,4 @@ def pytest_runtest_logfinish(nodeid: str, location: tuple) -> None:
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         text = getattr(report, "longreprtext", "") or ""
-        lines = [line for line in text.splitlines() if line.startswith("E ")]
-        _write({"collect_error": report.nodeid, "reason": (lines[0] if lines else text[-300:])[:400]})
+        _write({"collect_error": report.nodeid, "reason": _error_line(text, text[-300:])})

@@ -187,7 +187,7 @@ def _run_batch(args: argparse.Namespace, ids: list[str], out: Path, results: dic
     return left
 
 
-def summarize(args: argparse.Namespace, selection: Selection, results: dict[str, dict], out: Path) -> str:
+def summarize(args: argparse.Namespace, selection: Selection, results: dict[str, dict]) -> str:
     counts = Counter(r["outcome"] for r in results.values())
     counts["error"] += len(selection.collect_errors)
     total = len(results) + len(selection.collect_errors)
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "results.json").write_text(
         json.dumps({"collect_errors": selection.collect_errors, "results": results}, indent=1, sort_keys=True)
     )
-    summary = summarize(args, selection, results, args.out)
+    summary = summarize(args, selection, results)
     (args.out / "summary.md").write_text(summary)
     print(summary.split("\n## ")[0])
     return 0
