@@ -2,7 +2,7 @@
 
 The machine is shared and noisy, so each case alternates ours/peer for several rounds and compares medians; the
 ratio is peer_time / our_time (> 1: we are faster). pytest-benchmark times our side; `extra_info` carries the rest.
-The interleaving (and its idle gap) is `triton_backend_sdk.bench.timing`, the one `triton-sdk bench` uses.
+The interleaving (and its warm-up before each round) is `triton_backend_sdk.bench.timing`, the one `triton-sdk bench` uses.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from triton_backend_sdk.bench.timing import GAP_S, interleaved, median_ms
+from triton_backend_sdk.bench.timing import WARM_S, interleaved, median_ms
 
-__all__ = ["GAP_S", "interleaved", "median_ms"]
+__all__ = ["WARM_S", "interleaved", "median_ms"]
 
 
 class _Recorded(dict):

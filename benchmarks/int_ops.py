@@ -7,12 +7,11 @@ guards) on each SDK backend: median ms of a 2^22-element elementwise kernel, div
 from __future__ import annotations
 
 import os
-import statistics
 import sys
-import time
 
 import torch
 import triton
+from triton_backend_sdk.bench.timing import median_ms
 
 # the kernels are the integer-semantics tests' own (tests/ is not a package; tools/gpu imports them the same way)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
@@ -20,17 +19,6 @@ from int_semantics_cases import float_to_int_kernel, int_binary_kernel
 
 N = 1 << 22
 BLOCK = 1024
-
-
-def _median_ms(fn, reps: int = 15) -> float:
-    fn()
-    ts = []
-    for _ in range(reps):
-        time.sleep(0.01)
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
 
 
 def cases() -> dict[str, object]:
@@ -58,7 +46,7 @@ def main(backends: list[str]) -> None:
     for name in backends:
         triton_backend_sdk.use(name)
         for case, fn in cases().items():
-            print(f"{name:8s} {case:12s} {_median_ms(fn):8.2f} ms", flush=True)
+            print(f"{name:8s} {case:12s} {median_ms(fn, 15):8.2f} ms", flush=True)
 
 
 if __name__ == "__main__":

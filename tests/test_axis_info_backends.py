@@ -207,6 +207,36 @@ def test_per_channel_loads_are_not_gathers_on_cpu_ref(rng):
     assert "masked.gather" not in llir
 
 
+def test_per_channel_arithmetic_runs_once_per_program_on_cpu_ref(rng):
+    """Batch norm's `1 / sqrt(var + eps)` of per-channel loads is computed once per program, ahead of the element
+    loop: evaluated inside it, the loads could not be hoisted past the loop's stores and LLVM's SLP vectorizer
+    packed the scalar chain into the lanes (two <N x float> divisions per vector of elements)."""
+    import triton_backend_sdk
+    from triton.runtime import driver
+    from triton_backend_sdk.driver import activate
+
+    prev = driver.active
+    triton_backend_sdk.use("cpu_ref")
+    try:
+        C, HW = 8, 4096
+        n = 2 * C * HW
+        x = torch.randn(n, generator=rng)
+        mean, var, w, b = (
+            torch.randn(C, generator=rng),
+            torch.rand(C, generator=rng) + 0.5,
+            torch.randn(C),
+            torch.randn(C),
+        )
+        y = torch.empty(n)
+        k = batch_norm_eval[(n // 1024,)](x, mean, var, w, b, y, HW=HW, C=C, BLOCK=1024)
+    finally:
+        activate(prev)
+    want = torch.relu(torch.nn.functional.batch_norm(x.view(2, C, HW), mean, var, w, b, eps=1e-5)).flatten()
+    torch.testing.assert_close(y, want, atol=1e-5, rtol=1e-5)
+    divisions = [line for line in k.asm["llir"].splitlines() if " fdiv " in line or "llvm.sqrt" in line]
+    assert divisions and all("x float>" not in line for line in divisions if "declare" not in line), divisions
+
+
 # ---- the OpenCL C once the facts are proven --------------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ Two peers cannot run in the parent: numpy's OpenBLAS reads OPENBLAS_CORETYPE / O
 (this host sets both, and they slow it), so it runs where both are unset; Triton reads TRITON_INTERPRET at import.
 One child serves every case of a run (starting Python with torch and Triton costs seconds). Protocol, a JSON object
 per line: `{"case": NAME, "size": {...}}` sets a case up and answers `{"ready": {versions}}`; `{"reps": N}` times N
-calls (the median, each after the parent's idle gap) and answers `{"ms": ...}`; end of input ends it.
+warmed calls back to back (the median) and answers `{"ms": ...}`; end of input ends it.
 """
 
 from __future__ import annotations

@@ -3,14 +3,13 @@ the best BLAS sgemm for fp32 flops. A case's roofline fraction is its rate over 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import torch
 
 from ..benchmarking import last_level_cache_bytes
 from .children import Child, ChildError
-from .timing import GAP_S
+from .timing import timed_calls
 
 #: each triad array is this many times the last-level cache, so that no array is served from it
 TRIAD_LLC_FACTOR = 4
@@ -27,12 +26,7 @@ def triad(mode: str, repeats: int) -> dict[str, Any]:
     n = per_array // 4
     a, b, c = torch.empty(n), torch.rand(n), torch.rand(n)
     torch.add(b, c, alpha=3.0, out=a)  # first touch of a's pages, untimed
-    best = float("inf")
-    for _ in range(repeats):
-        time.sleep(GAP_S)
-        t = time.perf_counter()
-        torch.add(b, c, alpha=3.0, out=a)
-        best = min(best, time.perf_counter() - t)
+    best = min(timed_calls(lambda: torch.add(b, c, alpha=3.0, out=a), repeats))
     return {
         "gbps": 3 * 4 * n / best / 1e9,
         "array_bytes": 4 * n,
@@ -46,12 +40,7 @@ def sgemm(size: int, repeats: int, numpy: Child | None) -> dict[str, Any]:
     each its best of `repeats` at size^3."""
     a, b, c = torch.randn(size, size), torch.randn(size, size), torch.empty(size, size)
     torch.mm(a, b, out=c)
-    best = float("inf")
-    for _ in range(repeats):
-        time.sleep(GAP_S)
-        t = time.perf_counter()
-        torch.mm(a, b, out=c)
-        best = min(best, time.perf_counter() - t)
+    best = min(timed_calls(lambda: torch.mm(a, b, out=c), repeats))
     flops = 2 * size**3
     out: dict[str, Any] = {"size": size, "repeats": repeats, "torch_mm_gflops": flops / best / 1e9}
     if numpy is not None:

@@ -11,26 +11,37 @@ import statistics
 import time
 from collections.abc import Callable, Mapping
 
-#: idle time before each timed call: torch's OpenMP workers (and other thread pools) spin-wait for a while after a
-#: parallel op, and a kernel started in that window shares the 2 cores with spinning threads (measured: opencl vector
-#: add 5.5 ms run alone, 6.8 ms right after torch.add, 5.3 ms with OMP_WAIT_POLICY=PASSIVE). With the gap, both
-#: sides start from idle pools, as a call after other work would.
-GAP_S = 0.01
+#: untimed calls before each round's timed ones, for at least this long. Two effects of this shared host make the
+#: first milliseconds of a round unlike the rest: torch's OpenMP workers spin-wait ~5 ms after each parallel op
+#: (measured: CPU time spent during a sleep after torch.softmax) and share the 2 cores with whatever runs next; and
+#: after ~10 ms idle the vCPUs come back slow (numpy exp of 2^22 floats 1.86 ms back to back, 2.68 ms after a 10 ms
+#: sleep; a cpu_ref softmax 1.36 vs 4.97 ms, with twice the CPU time), hitting every side by how its threads wait.
+#: The earlier 10 ms idle gap before each call avoided the first and paid the second; warming both out times each
+#: side in steady state, as kernels that run back to back in a model do.
+WARM_S = 0.02
 
 #: a sampler times one round: given a call count, it returns the median of that many calls in milliseconds (a
 #: callable of this process, or a request to a child process that times its own calls)
 Sampler = Callable[[int], float]
 
 
-def median_ms(fn: Callable[[], object], reps: int) -> float:
-    """The median of `reps` calls of `fn` in milliseconds, each after GAP_S of idle time."""
+def timed_calls(fn: Callable[[], object], reps: int) -> list[float]:
+    """Seconds of each of `reps` back-to-back calls of `fn`, after untimed calls for at least WARM_S."""
+    deadline = time.perf_counter() + WARM_S
+    fn()
+    while time.perf_counter() < deadline:
+        fn()
     ts = []
     for _ in range(reps):
-        time.sleep(GAP_S)
         t = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e3
+    return ts
+
+
+def median_ms(fn: Callable[[], object], reps: int) -> float:
+    """The median of `reps` warmed, back-to-back calls of `fn` in milliseconds."""
+    return statistics.median(timed_calls(fn, reps)) * 1e3
 
 
 def local(fn: Callable[[], object]) -> Sampler:
