@@ -111,3 +111,18 @@ def test_every_outcome_lands_on_its_test(tmp_path: Path) -> None:
     assert "fixture broke" in results["tests/test_lib.py::test_errors"]["reason"]
     summary = (out / "summary.md").read_text()
     assert "| liger | cpu_ref | fp32 | 9 | 4 | 1 | 1 | 1 | 1 | 1 | 0 | 0 |" in summary
+
+
+def test_k_leaves_out_what_it_deselects(tmp_path: Path) -> None:
+    """`-k` selects at collection: a test it deselects is neither run nor counted (the OOM-prone test of a suite)."""
+    src = tmp_path / "lib"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_lib.py").write_text(LIBRARY_TESTS)
+    out = tmp_path / "out"
+    argv = ["--library", "liger", "--src", str(src), "--tests", "tests", "--timeout", "3", "--out", str(out)]
+    assert runner.main([*argv, "-k", "test_fails or test_last"]) == 0
+    results = json.loads((out / "results.json").read_text())["results"]
+    assert {nodeid.split("::")[1]: r["outcome"] for nodeid, r in results.items()} == {
+        "test_fails": "failed",
+        "test_last": "passed",
+    }

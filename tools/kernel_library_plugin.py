@@ -43,10 +43,16 @@ def _param_words(item: pytest.Item) -> list[str]:
     return [str(value) for value in callspec.params.values() if type(value).__name__ in ("dtype", "str")]
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """In collect-only mode, the items pytest's own selection (`-k`, `-m`) left: what the runner chooses from.
+    (Written from `modifyitems`, they were the items before `-k` deselected any.)"""
+    if session.config.option.collectonly:
+        for item in session.items:
+            _write({"item": item.nodeid, "params": _param_words(item)})
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     if config.option.collectonly:
-        for item in items:
-            _write({"item": item.nodeid, "params": _param_words(item)})
         return
     ids_file = config.getoption("--library-ids")
     if not ids_file:
