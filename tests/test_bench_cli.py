@@ -52,6 +52,8 @@ def test_smoke_run_writes_json_md_and_png(tmp_path, capsys):
     assert results[("attention_fwd", "cpu_ref")]["peers"]["interpreter"]["ratio"] > 0
     md = (out / "bench.md").read_text()
     assert "## cpu_ref" in md and "Roofline (same run)" in md and report["versions"]["triton"] in md
+    header = next(line for line in md.splitlines() if line.startswith("| case |"))
+    assert " torch | torch.compile | inductor_cpp | numpy |" in header  # every peer a case brings has its column
     for c in CASES:
         assert sum(line.startswith(f"| {c.name} |") for line in md.splitlines()) == 1
     _valid_png(out / "bench.png")

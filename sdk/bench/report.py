@@ -11,11 +11,12 @@ from typing import Any
 ChartRow = tuple[str, dict[str, float | None]]
 
 #: bar order (and color) of the peers; the H200 rendering's two come last
-PEER_ORDER = ("torch", "torch.compile", "numpy", "interpreter", "triton-cuda", "torch-cuda")
+PEER_ORDER = ("torch", "torch.compile", "inductor_cpp", "numpy", "interpreter", "triton-cuda", "torch-cuda")
 #: legend text where the peer's name alone would mislead
 LEGEND = {
     "interpreter": "Triton interpreter\n(at its smaller size)",
     "numpy": "numpy (OpenBLAS)",
+    "inductor_cpp": "torch.compile, Inductor's C++ backend\n(the Inductor cases' peer)",
     "triton-cuda": "Triton's CUDA backend",
     "torch-cuda": "torch on CUDA",
 }
@@ -93,8 +94,13 @@ def _peer_cell(peer: dict[str, Any] | None) -> str:
     return f"{cell} ({peer['size_label']})" if "size_label" in peer else cell
 
 
+def ordered_peers(names: set[str]) -> list[str]:
+    """Peers in PEER_ORDER's order, any other after them by name (a case may bring its own peer)."""
+    return [p for p in PEER_ORDER if p in names] + sorted(names - set(PEER_ORDER))
+
+
 def table(results: list[dict[str, Any]]) -> list[str]:
-    peers = [p for p in PEER_ORDER if any(p in r.get("peers", {}) for r in results)]
+    peers = ordered_peers({p for r in results for p in r.get("peers", {})})
     cols = ["case", "size", "ours ms", "spread", "rate", "roofline", *peers, "check (max abs err)"]
     rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in results:
@@ -166,7 +172,7 @@ def plot(path: str, panels: list[tuple[str, list[ChartRow]]], title: str) -> Non
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     names = {p for _, rows in panels for _, ratios in rows for p, v in ratios.items() if v}
-    peers = [p for p in PEER_ORDER if p in names] + sorted(names - set(PEER_ORDER))
+    peers = ordered_peers(names)
     color = {p: plt.get_cmap("tab10")(i) for i, p in enumerate(peers)}
     bar = 0.24
     heights = [sum(max(1, sum(1 for v in r.values() if v)) * bar + 0.35 for _, r in rows) for _, rows in panels]
