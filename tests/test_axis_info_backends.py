@@ -296,3 +296,21 @@ def test_tutorial_03_opencl_c_reads_proven_rows_without_checks(ocl):
     assert " &= (" not in src  # no run-time row check left
     assert re.search(r"= t_\w+\[q\d* \* 32u\];", src)  # a's proven runs of 32, each read from its first pointer
     assert re.search(r"= t_\w+\[q\d* \* 16u\];", src)  # b's proven runs of 16 (gcd(64, divisibility of N))
+
+
+@pytest.mark.parametrize("work_items", [1, 128])
+def test_per_channel_arithmetic_runs_once_per_program_on_opencl(ocl, work_items, rng):
+    """The same chain on opencl: the per-channel loads, `sqrt` and the division are named scalars computed before
+    the element loop (they were a division, a remainder, four loads and a sqrt per element), and no private array
+    holds the result for the two selects that read it."""
+    C, HW = 8, 4096
+    n = 2 * C * HW
+    x = torch.randn(n, generator=rng)
+    mean, var, w, b = torch.randn(C, generator=rng), torch.rand(C, generator=rng) + 0.5, torch.randn(C), torch.randn(C)
+    y = torch.empty(n)
+    k = batch_norm_eval[(n // 1024,)](x, mean, var, w, b, y, HW=HW, C=C, BLOCK=1024, work_items=work_items)
+    want = torch.relu(torch.nn.functional.batch_norm(x.view(2, C, HW), mean, var, w, b, eps=1e-5)).flatten()
+    torch.testing.assert_close(y, want, atol=1e-5, rtol=1e-5)
+    src = k.asm["cl"]
+    once = [line.strip() for line in src.splitlines() if "sqrt(" in line or " / 4096" in line or " % " in line]
+    assert len(once) == 3 and all(line.startswith("const ") for line in once), src

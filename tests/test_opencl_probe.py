@@ -110,3 +110,27 @@ def test_fuzz_regression_pocl_compiler_crash_at_first_launch(backend) -> None:
     assert out1.float().tolist() == want1.tolist()
     want2 = torch.cat([torch.cumsum(-(x0[b] + 1.5), 0) for b in blocks])
     torch.testing.assert_close(out2, want2, rtol=1e-6, atol=1e-5)
+
+
+@triton.jit
+def _crash_probe_copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+
+def test_a_kernel_the_device_compiler_crashes_on_is_refused_with_its_source_dumped(ocl, tmp_path, monkeypatch):
+    """The refusal's repro hint names a file that exists: the stage fails before the pipeline's own dump, so the
+    source it crashed on is written on the way out."""
+    from triton import knobs
+    from triton_backend_sdk.backends.opencl import runtime
+    from triton_backend_sdk.errors import ToolError
+
+    _pocl_device()
+    monkeypatch.setattr(knobs.cache, "dir", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_SDK_DUMP_DIR", str(tmp_path / "dump"))
+    monkeypatch.setattr(runtime, "first_launch_crash", lambda *a, **k: "killed by SIGSEGV")
+    x = torch.randn(BM)
+    with pytest.raises(ToolError, match=r"(?s)crashes on kernel '_crash_probe_copy'.*_crash_probe_copy/crash\.cl") as e:
+        _crash_probe_copy[(1,)](x, torch.empty(BM), BLOCK=BM)
+    assert "also without loop unrolling" in str(e.value)
+    assert "__kernel void" in (tmp_path / "dump" / "_crash_probe_copy" / "crash.cl").read_text()

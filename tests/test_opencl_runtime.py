@@ -224,6 +224,15 @@ def test_pointer_arguments_other_than_cpu_tensors_are_refused_with_the_argument_
     with pytest.raises(TypeError, match="'x_ptr' must be a torch CPU tensor"):
         scale_inplace_kernel[(1,)](Address(), 16, 2.0, BLOCK=16)
 
+    class TypedPointer(Address):
+        """FlagGems' TypedPtr: also answers untyped_storage() with itself (no device, no size)."""
+
+        def untyped_storage(self) -> TypedPointer:
+            return self
+
+    with pytest.raises(TypeError, match="'x_ptr' must be a torch CPU tensor .*no device or storage size"):
+        scale_inplace_kernel[(1,)](TypedPointer(), 16, 2.0, BLOCK=16)
+
 
 def test_build_failure_shows_the_log_and_the_source_around_the_line():
     from triton_backend_sdk.backends.opencl.runtime import build_program, selected_device

@@ -163,10 +163,15 @@ class OpenCLBackend(TargetBackend):
             rk = render(size, unroll=False)
             again = first_launch_crash(d.arch, rk, name)
             if again is not None:
+                if options.dump_dir:  # the cl stage never returns, so the pipeline's own dump has no source to write
+                    folder = os.path.join(options.dump_dir, name)
+                    os.makedirs(folder, exist_ok=True)
+                    with open(os.path.join(folder, "crash.cl"), "w") as f:
+                        f.write(rk.source)
                 raise ToolError(
                     f"[opencl] the device's OpenCL compiler crashes on kernel {name!r} at its first launch ({again}; "
                     f"also without loop unrolling), so the kernel cannot run here\n  repro: set "
-                    f"TRITON_SDK_DUMP_DIR=<dir> and rerun; <dir>/{name}/*.cl is the OpenCL C it crashes on"
+                    f"TRITON_SDK_DUMP_DIR=<dir> and rerun; <dir>/{name}/crash.cl is the OpenCL C it crashes on"
                 )
             adapted.append(
                 f"no loop unrolling: the device's OpenCL compiler crashed on the unrolled kernel at its first launch "

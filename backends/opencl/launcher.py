@@ -62,10 +62,12 @@ def _memory(arg: Any, name: str) -> tuple[int, int, int]:
     t = arg
     if not hasattr(t, "untyped_storage") and hasattr(t, "base") and hasattr(t.base, "untyped_storage"):
         t = t.base  # triton.reinterpret(...) wrappers
-    if not hasattr(t, "untyped_storage"):
+    if not hasattr(t, "untyped_storage") or not hasattr(t, "device"):
+        # a typed pointer (FlagGems' TypedPtr: data_ptr() and dtype, no device, no storage size) says where its
+        # memory starts but not where it ends, and an OpenCL buffer needs both
         raise TypeError(
-            f"opencl: argument {name!r} must be a torch CPU tensor (got {type(arg).__name__}); raw "
-            f"addresses cannot be given to an OpenCL device"
+            f"opencl: argument {name!r} must be a torch CPU tensor (got {type(arg).__name__}, which gives an "
+            f"address but no device or storage size); raw addresses cannot be given to an OpenCL device"
         )
     if t.device.type != "cpu":
         raise TypeError(

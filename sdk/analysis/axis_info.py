@@ -511,6 +511,16 @@ def _load(op: O.Load, xs: list[AxisInfo]) -> AxisInfo:
     return AxisInfo((1,) * p.rank, (1,) * p.rank, const)
 
 
+def _elementwise(op: Op, xs: list[AxisInfo]) -> AxisInfo | None:
+    """Any other pure elementwise op (float arithmetic, math functions, float compares, casts): equal wherever all
+    its operands are; nothing known about its contiguity or divisibility."""
+    rank = len(_shape(op.results[0]))
+    if rank == 0 or not xs or any(x.rank != rank for x in xs):
+        return None
+    const = tuple(gcd(*(x.constancy[d] for x in xs)) for d in range(rank))
+    return AxisInfo((1,) * rank, (1,) * rank, const)
+
+
 # ---- the pass ----------------------------------------------------------------------------------------------------
 
 
@@ -574,6 +584,11 @@ class AxisInfoMap:
         if mask is None:
             return MAX_DIV
         return self[mask].constancy[dim]
+
+    def uniform(self, v: Value) -> bool:
+        """Whether tensor `v` is proven the same at every index of its tile (constancy covering each dimension)."""
+        shape = _shape(v)
+        return bool(shape) and v in self.facts and all(c >= d for c, d in zip(self.facts[v].constancy, shape))
 
     def vector_run(self, ptr: Value, mask: Value | None, width: int, dim: int = -1) -> tuple[bool, bool, bool]:
         """For runs of `width` elements along `dim` (starting at multiples of `width`): whether their pointers are
@@ -656,7 +671,7 @@ class _Pass:
                     self.block(b)
             self.unknown(op.results)
         elif op.results:
-            rule = _rule_for(type(op))
+            rule = _rule_for(type(op)) or (_elementwise if op.elementwise and op.pure else None)
             info = rule(op, [self.get(v) for v in op.operands]) if rule else None
             res = op.results[0]
             if info is None or info.rank != len(_shape(res)):
@@ -746,3 +761,13 @@ def axis_info_of(op: Op) -> AxisInfoMap | None:
     if info is None:
         info = _CACHE[f] = analyze(f)
     return info
+
+
+def proven_uniform(v: Value) -> bool:
+    """Whether AxisInfo proves the op result `v` the same at every index: a backend can compute it once, where it is
+    defined, as a scalar (Inductor's per-channel index `(x // HW) % C` inside one block, the loads and arithmetic
+    built on it) instead of per element inside the element loop."""
+    if not isinstance(v.owner, Op):
+        return False
+    info = axis_info_of(v.owner)
+    return info is not None and info.uniform(v)

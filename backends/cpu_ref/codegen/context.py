@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from llvmlite import ir
-from triton_backend_sdk.analysis.axis_info import axis_info_of
+from triton_backend_sdk.analysis.axis_info import proven_uniform
 from triton_backend_sdk.analysis.tile_model import stored
 from triton_backend_sdk.custom_ops import runs_in_place
 from triton_backend_sdk.descriptor import TargetDescriptor
@@ -66,10 +66,7 @@ def _uniform(b: ir.IRBuilder, v: Value, t: Tile) -> Tile:
     and arithmetic built on it. Evaluated in the element loop instead, its loads could not leave the loop (the
     loop's stores may alias them) and LLVM's SLP vectorizer packed the scalar chain into the lanes' vectors
     (batch norm's `1/sqrt(var + eps)`: two vector divisions per 16 elements)."""
-    if not t.shape or not isinstance(v.owner, Op):
-        return t
-    info = axis_info_of(v.owner)
-    if info is None or v not in info or any(c < d for c, d in zip(info[v].constancy, t.shape)):
+    if not t.shape or not proven_uniform(v):
         return t
     assert t.gen is not None
     x = t.gen(b, [ir.Constant(I64, 0)] * len(t.shape))

@@ -30,10 +30,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from triton_backend_sdk.analysis.axis_info import proven_uniform
 from triton_backend_sdk.analysis.tile_model import stored
 from triton_backend_sdk.custom_ops import runs_in_place
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir.core import Block, Op, Value
+from triton_backend_sdk.ir.types import PointerType
 from triton_backend_sdk.lowering import RuleTable
 
 from . import ctypes as CT
@@ -361,10 +363,29 @@ class RenderContext:
                 name = self.name_for(v)
                 self.emit(f"{self.ctype(v)} {name} = {x};")
                 x = name
+        elif (
+            isinstance(x, Tile) and x.reg is None and not isinstance(v.type.element, PointerType) and proven_uniform(v)
+        ):
+            x = self._uniform(v, x)
         elif isinstance(x, Tile) and x.reg is None and (stored(x.cost, v, x.index_only) or runs_in_place(v)):
             # an op with effects (a custom op declared pure=False) runs here, once per element, used or not
             x = self._store_value(v, x)
         self.values[v] = x
+
+    def _uniform(self, v: Value, x: Tile) -> Tile:
+        """A tile AxisInfo proves the same at every index, computed once here as a named scalar (batch norm's
+        per-channel loads and `1 / sqrt(var + eps)`: a division, a remainder, four loads and a sqrt per element
+        otherwise, and the chain stored to a private array because two selects read it)."""
+        with self.loop_body() as (inner, base):
+            value = self.element(x, Idx(x.shape, lin="0u"))
+        if not inner and _is_simple(value):  # a splat of a named scalar or a constant: nothing to compute
+            self.scratch_top = base
+            return x
+        name = self.name_for(v)
+        self.emit_lines(inner)
+        self.emit(f"const {x.ctype} {name} = {value};")
+        self.scratch_top = base
+        return Tile(x.shape, x.ctype, gen=lambda idx: name, index_only=True)
 
     def _store_value(self, v: Value, x: Tile) -> Tile:
         """`x` stored in a register tile, in one walk with the row reductions that read it (row_walk.py)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from triton_backend_sdk.analysis.axis_info import axis_info_of
+from triton_backend_sdk.analysis.axis_info import axis_info_of, proven_uniform
 from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op, Value
@@ -149,6 +149,11 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
             _shared_from_item0(ctx, res, ctype, lambda cell: f"{cell} = {value(Idx((), lin='0u'))};")
             return
         ctx.define(res, value(Idx((), lin="0u")))
+        return
+    if not volatile and proven_uniform(res):
+        # one address (and mask) at every index: read once here, a named scalar (RenderContext._uniform), instead
+        # of a register tile filled by every work-item with run-time checks that the addresses are consecutive
+        ctx.define(res, Tile(res.type.shape, ctype, gen=value, cost=LOAD_COST))
         return
     sink = None if volatile else _deferred_sink(ctx, op, ptr)
     if sink is not None:
