@@ -190,6 +190,59 @@ def test_a_load_only_reduced_is_not_copied(cpu_ref_active):
 
 
 @triton.jit
+def inductor_softmax_rows(out_ptr, in_ptr, XBLOCK: tl.constexpr, R: tl.constexpr):
+    """Inductor's persistent softmax: XBLOCK full rows, no mask, `libdevice.exp`-free (tl.exp) here."""
+    rows = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    cols = tl.arange(0, R)[None, :]
+    x = tl.load(in_ptr + cols + R * rows, eviction_policy="evict_first")
+    e = tl.exp(x - tl.max(x, 1)[:, None])
+    tl.store(out_ptr + cols + R * rows, e / tl.sum(e, 1)[:, None])
+
+
+@triton.jit
+def inductor_rms_rows(out_ptr, in_ptr, XBLOCK: tl.constexpr, R: tl.constexpr):
+    rows = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    cols = tl.arange(0, R)[None, :]
+    x = tl.load(in_ptr + cols + R * rows, eviction_policy="evict_first")
+    scale = tl.rsqrt(tl.sum(x * x, 1)[:, None] / R + 1e-6)
+    tl.store(out_ptr + cols + R * rows, x * scale)
+
+
+def test_unmasked_rows_are_read_again_not_copied(cpu_ref_active):
+    """An unmasked tile read by its row reductions and by one more chain (Inductor's 8-row softmax and RMS norm) is
+    not copied to a stack buffer: the reductions fold it as it is loaded and the chain loads it again (analysis
+    `uses.rereadable`); only softmax's exponentials, read twice after their sum, keep a buffer. Results against
+    torch, with a store after every read so that nothing is left to run after it."""
+    x = torch.randn(64, 1024)
+    out = torch.empty_like(x)
+    k = inductor_softmax_rows[(8,)](out, x, XBLOCK=8, R=1024)
+    torch.testing.assert_close(out, torch.softmax(x, -1), atol=1e-6, rtol=1e-5)
+    assert k.asm["llir"].count("alloca [8192 x float]") == 1, "the exponentials only"
+    k = inductor_rms_rows[(8,)](out, x, XBLOCK=8, R=1024)
+    torch.testing.assert_close(out, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6), atol=1e-5, rtol=1e-5)
+    assert "alloca [8192 x float]" not in k.asm["llir"]
+
+
+@triton.jit
+def store_between(x_ptr, y_ptr, R: tl.constexpr):
+    """A store between a row's load and its last reader: the reader must see the row as loaded, so it is kept."""
+    cols = tl.arange(0, R)
+    x = tl.load(x_ptr + cols)
+    s = tl.sum(x, 0)
+    tl.store(x_ptr + cols, x * 0.0 - 1.0)
+    tl.store(y_ptr + cols, x + s)
+
+
+def test_a_row_written_before_its_last_reader_is_kept(backend):
+    x = torch.randn(1024)
+    want = x + x.sum()
+    y = torch.empty(1024)
+    store_between[(1,)](x, y, R=1024)
+    torch.testing.assert_close(y, want, atol=1e-4, rtol=1e-5)
+    assert (x == -1.0).all()
+
+
+@triton.jit
 def _max_nan(a, b):
     """Inductor's NaN-propagating max (triton_helpers.maximum): a select over two compares."""
     return tl.where((a > b) | (a != a), a, b)  # noqa: PLR0124 (the NaN test Inductor writes)

@@ -155,6 +155,9 @@ class Launcher:
             decode = self.decode[j]
             if decode is None:
                 base, nbytes, off = _memory(args[i], self.names[j])
+                if rt.zero_copy:  # the buffer starts at the device's base alignment, the kernel adds the rest
+                    shift = base % rt.host_align
+                    base, nbytes, off = base - shift, nbytes + shift, off + shift
                 mems.append((base, nbytes, j in self.written))
                 values.append(None)
                 values.append(np.uint64(off))

@@ -81,6 +81,35 @@ def load_sink(load: O.Load) -> Op | None:
     return sink
 
 
+def rereadable(load: O.Load) -> bool:
+    """Whether `load`'s elements may be read from memory again wherever its value is evaluated, instead of being kept
+    in a buffer between its row reductions and its other readers (softmax's row, read by its max and by `x - max`;
+    RMS norm's, read by the sum of squares and by the scaling): every op its value reaches through pure tensor ops
+    lies in its block, and nothing between the load and the last of them can write memory. The last may be a store:
+    it reads in its own loop, as a `load_sink` store does."""
+    block = load.parent
+    if block is None or load.is_volatile or not load.result.type.is_tensor:
+        return False
+    readers: set[Op] = set()
+    todo = [load.result]
+    while todo:
+        for user, _ in todo.pop().uses:
+            if user.parent is not block:
+                return False
+            if user not in readers:
+                readers.add(user)
+                if _chain_op(user):
+                    todo.append(user.results[0])
+    if not readers:
+        return False
+    ops = block.ops
+    start, end = ops.index(load), max(ops.index(op) for op in readers)
+    return all(
+        (o.pure and (not o.regions or isinstance(o, O.Reduce))) or (isinstance(o, O.Load) and not o.is_volatile)
+        for o in ops[start + 1 : end]
+    )
+
+
 def same_index(load: O.Load, sink: Op) -> bool:
     """Whether `load`'s value reaches `sink` (its `load_sink`) through elementwise ops only, so that the sink's
     element i reads the load's element i (a transpose or broadcast in between would read another element, under

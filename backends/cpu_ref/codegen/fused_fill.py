@@ -40,10 +40,11 @@ def fill_reducing(
     v: Value,
     ety: ir.Type,
     vector_at_for: Callable[[int], VectorAt | None],
+    keep: bool | None = None,
 ) -> tuple[bool, Tile | None]:
     """Fill `v`'s buffer and compute its fusable reductions in the same loop: (fused, the buffer), the buffer None
-    when only those reductions read `v`; (False, None) when nothing fuses (`vector_at_for(V)` gives the vector
-    source for V lanes, or None)."""
+    when only those reductions read `v` or `keep` is False (its other readers read memory again); (False, None)
+    when nothing fuses (`vector_at_for(V)` gives the vector source for V lanes, or None)."""
     reductions = fusable_reductions(v, ety)
     shape = v.type.shape
     if not reductions or not shape:
@@ -55,7 +56,8 @@ def fill_reducing(
     vector_at = vector_at_for(lanes)
     if vector_at is None:
         return False, None
-    keep = any(user not in reductions for user, _ in v.uses)
+    if keep is None:
+        keep = any(user not in reductions for user, _ in v.uses)
     out = ctx.new_buffer_tile(shape, ety, "fill") if keep else None
     results = _walk_rows(ctx, shape, ety, (lanes, accs), vector_at, out, reductions)
     for r, res in zip(reductions, results):
