@@ -26,14 +26,15 @@ DOT = """
 
 def test_a_rows_of_a_work_item_are_float4_reads():
     """128 work-items, 64x64 output: work-item lid holds column lid % 64, rows 2r + lid / 64 (r < 32). A[m][k] is
-    staged at k*68 + (m % 2)*32 + m / 2, so rows 2r + h for r = 4c..4c+3 are one float4; B's element once per k."""
+    staged at k*68 + (m % 2)*32 + m / 2, so rows 2r + h for r = 4c..4c+3 are one float4; B's element once per k.
+    (The operands here are loads of one address, so each is one scalar read, staged as it is.)"""
     src = render(DOT, local_size=128)
     check_lines(
         src,
         """
         union tb_scratch { float tb_float[4224]; };
-        tb_smem->tb_float[((i2 & 31u)) * 68u + ((((i2 >> 5)) & 1u) << 5) + (((i2 >> 5)) >> 1)] = t_va0[r2];
-        tb_smem->tb_float[2176u + i3] = t_vb0[r3];
+        tb_smem->tb_float[((i0 & 31u)) * 68u + ((((i0 >> 5)) & 1u) << 5) + (((i0 >> 5)) >> 1)] = v_va0;
+        tb_smem->tb_float[2176u + i1] = v_vb0;
         for (uint k0 = 0u; k0 < 32u; ++k0) {
         const float bk0 = tb_smem->tb_float[2176u + ((k0 << 6) + (lid & 63u))];
         const float4 ak0 = *((const __local float4 *)(&tb_smem->tb_float[k0 * 68u + ((lid >> 6) << 5) + 0u]));
