@@ -212,9 +212,9 @@ def test_views_in_place_updates_and_both_memory_paths(ocl, rng, zero_copy, monke
 
 def test_zero_copy_buffers_start_at_the_device_base_alignment(ocl, rng):
     """A zero-copy buffer begins at CL_DEVICE_MEM_BASE_ADDR_ALIGN below the storage and the kernel adds the rest:
-    PoCL copies a less aligned host memory into a buffer of its own at each creation (torch aligns to 64 bytes,
-    PoCL asks 128), which cost more than the kernel for each fresh output. Storages at every 4-byte offset from
-    an aligned address, each updated in place, the memory around them untouched."""
+    PoCL does not use less aligned host memory in place (torch aligns to 64 bytes, PoCL asks 128; the first launch
+    on such a buffer was many times slower). Storages at every third 4-byte offset from an aligned address, each
+    updated in place, the memory around them untouched."""
     rt = _runtime()
     if not rt.zero_copy:
         pytest.skip("this device does not share host memory")
