@@ -58,6 +58,28 @@ def test_vector_width_comes_from_the_descriptor(kernel: str, bits: int, lanes: i
     assert _vector_widths(kernel, bits) == {lanes}
 
 
+_EXP = """module {
+  tt.func public @k(%x: !tt.ptr<f32>) {
+    %v = tt.load %x : !tt.ptr<f32>
+    %e = math.exp %v : f32
+    tt.store %x, %e : !tt.ptr<f32>
+    tt.return
+  }
+}"""
+
+
+@pytest.mark.parametrize("avx512", [True, False])
+def test_exp_scales_with_ldexp_only_where_the_descriptor_has_avx512(avx512: bool) -> None:
+    """One vscalefps per vector where the target has AVX-512F; without it LLVM would make each lane of a vector
+    ldexp a libm call, so the two exact power-of-two multiplies stay (the same bits either way: checked over
+    2.6 million inputs, subnormal results included, when the ldexp form came in)."""
+    host = host_descriptor()
+    features = tuple(f for f in host.features if not f.startswith("+avx512")) + (("+avx512f",) if avx512 else ())
+    desc = dataclasses.replace(host, features=features)
+    llir = str(lower_module(parse_ttir(_EXP), "k", RULES, Options(), desc))
+    assert ("llvm.ldexp" in llir) == avx512
+
+
 def _module(dtype: str) -> str:
     return f"""module {{
   tt.func public @k(%x: !tt.ptr<{dtype}>, %n: i32) {{

@@ -48,8 +48,13 @@ def _exp_reduced(ctx: LoweringContext, x: ir.Value, n_f: ir.Value, r: ir.Value) 
     for c in reversed(_TAYLOR[:-1]):
         p = _fma(ctx, p, r, _f(c))
     n = b.fptosi(n_f, I32)
-    half = b.ashr(n, ir.Constant(I32, 1))
-    scaled = b.fmul(b.fmul(p, _pow2(ctx, half)), _pow2(ctx, b.sub(n, half)))
+    if "+avx512f" in ctx.target.features:
+        # p * 2^n rounded once (into the subnormals too): LLVM's ldexp, one vscalefps per vector. Elsewhere LLVM
+        # makes a vector ldexp one libm call per lane, so the two exact power-of-two factors stay
+        scaled = b.call(ctx.intrinsic("llvm.ldexp.f32.i32", F32, [F32, I32]), [p, n])
+    else:
+        half = b.ashr(n, ir.Constant(I32, 1))
+        scaled = b.fmul(b.fmul(p, _pow2(ctx, half)), _pow2(ctx, b.sub(n, half)))
     is_nan = b.fcmp_unordered("uno", x, x)
     return b.select(is_nan, x, scaled)
 
