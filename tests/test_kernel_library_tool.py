@@ -126,3 +126,19 @@ def test_k_leaves_out_what_it_deselects(tmp_path: Path) -> None:
         "test_fails": "failed",
         "test_last": "passed",
     }
+
+
+def test_an_id_that_differs_per_process_is_not_run_once(tmp_path: Path) -> None:
+    """A parameter id drawn at random when the module is imported is another id in the run's process: pytest runs
+    nothing and exits 5; the runner records it as not run instead of starting batch after batch."""
+    src = tmp_path / "lib"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_lib.py").write_text(
+        "import random\n\nimport pytest\n\n\n"
+        "@pytest.mark.parametrize('n', [random.randrange(10**9)])\ndef test_random_id(n):\n    pass\n"
+    )
+    out = tmp_path / "out"
+    argv = ["--library", "liger", "--src", str(src), "--tests", "tests", "--timeout", "3", "--out", str(out)]
+    assert runner.main(argv) == 0
+    results = json.loads((out / "results.json").read_text())["results"]
+    assert [r["outcome"] for r in results.values()] == ["not_run"]
