@@ -167,7 +167,8 @@ def _run_batch(args: argparse.Namespace, ids: list[str], out: Path, results: dic
                 break
         rc = proc.returncode
     crashed = None
-    for line in (log.read_text().splitlines() if log.exists() else [])[start_line:]:
+    records = (log.read_text().splitlines() if log.exists() else [])[start_line:]
+    for line in records:
         record = json.loads(line)
         if "start" in record:
             crashed = record["start"]
@@ -180,10 +181,9 @@ def _run_batch(args: argparse.Namespace, ids: list[str], out: Path, results: dic
     if crashed is not None and crashed not in results:
         results[crashed] = {"outcome": "crash", "reason": _signal_name(rc)}
     left = [i for i in ids if i not in results]
-    progressed = len(log.read_text().splitlines()) > start_line if log.exists() else False
     # exit 5: pytest found none of the ids (a suite whose parameter ids are random per process, as some of FlagGems'
     # are); with nothing run, another batch would find none again
-    if left and crashed is None and (rc in (0, 5) or not progressed):
+    if left and crashed is None and (rc in (0, 5) or not records):
         for nodeid in left:
             results[nodeid] = {
                 "outcome": "not_run",
