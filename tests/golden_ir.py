@@ -4,8 +4,20 @@ the opencl golden tests (rendered OpenCL C) use too."""
 from __future__ import annotations
 
 from triton_backend_sdk.backends.cpu_ref.codegen import RULES, lower_module
+from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir import Module, parse_ttir
 from triton_backend_sdk.options import Options
+
+# Golden IR is the same on every host: lowering reads the descriptor (exp's scaling, for one, differs with
+# AVX-512F), so the goldens pin an AVX-512 machine rather than take this host's.
+GOLDEN_TARGET = TargetDescriptor(
+    name="cpu_ref",
+    arch="skylake-avx512",
+    max_threads_per_program=1 << 16,
+    vector_width_bits=512,
+    num_compute_units=2,
+    features=("+avx", "+avx2", "+avx512bw", "+avx512dq", "+avx512f", "+avx512vl", "+fma", "+sse2", "+sse4.2"),
+)
 
 
 def legalized(module: Module) -> Module:
@@ -29,7 +41,7 @@ def lower(body: str, args: str = "%x: !tt.ptr<f32>, %n: i32", extra: str = "", l
     module = parse_ttir(text)
     if legalize:
         legalized(module)
-    return str(lower_module(module, "k", RULES, Options(enable_fp_fusion=False)))
+    return str(lower_module(module, "k", RULES, Options(enable_fp_fusion=False), GOLDEN_TARGET))
 
 
 def check_lines(text: str, expected: str) -> None:

@@ -151,8 +151,7 @@ def test_math_and_casts():
         call float @"llvm.maxnum.f32"
         call float @"llvm.roundeven.f32"
         call float @"llvm.fma.f32"
-        shl i32
-        bitcast i32
+        call float @"llvm.ldexp.f32.i32"
         fcmp uno float
         fptrunc float
         fptosi half
