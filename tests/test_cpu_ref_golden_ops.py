@@ -6,7 +6,7 @@ whitespace runs collapsed (SSA names are left out)."""
 from __future__ import annotations
 
 import pytest
-from golden_ir import check_lines, lower
+from golden_ir import GOLDEN_TARGET, check_lines, lower
 from triton_backend_sdk.errors import UnsupportedError
 
 RANGE16 = """
@@ -145,7 +145,7 @@ def test_libdevice_maps_to_libm_and_intrinsics():
     )
     options = Options(enable_fp_fusion=False)
     MathLibrary(rules=RULES).run(module, PassContext(options, type("T", (), {"name": "cpu_ref"}), {}))
-    ir = str(lower_module(module, "k", RULES, options))
+    ir = str(lower_module(module, "k", RULES, options, GOLDEN_TARGET))
     check_lines(
         ir,
         """
