@@ -64,6 +64,14 @@ def sink_of(v: Value) -> Op | None:
     return sink
 
 
+def _writes_nothing(o: Op, reductions: bool = False) -> bool:
+    """Whether op `o` cannot write memory: pure without regions (with `reductions`, a `tt.reduce` too, whose
+    combine region is pure), or a non-volatile load."""
+    if o.pure and (not o.regions or (reductions and isinstance(o, O.Reduce))):
+        return True
+    return isinstance(o, O.Load) and not o.is_volatile
+
+
 def load_sink(load: O.Load) -> Op | None:
     """The op that consumes `load`'s value (through pure tensor ops of the same block, see `sink_of`) if the load
     can be read there; None when it cannot."""
@@ -74,10 +82,8 @@ def load_sink(load: O.Load) -> Op | None:
     if sink is None:
         return None
     ops = block.ops
-    start, end = ops.index(load), ops.index(sink)
-    for o in ops[start + 1 : end]:
-        if not ((o.pure and not o.regions) or (isinstance(o, O.Load) and not o.is_volatile)):
-            return None
+    if not all(_writes_nothing(o) for o in ops[ops.index(load) + 1 : ops.index(sink)]):
+        return None
     return sink
 
 
@@ -103,11 +109,8 @@ def rereadable(load: O.Load) -> bool:
     if not readers:
         return False
     ops = block.ops
-    start, end = ops.index(load), max(ops.index(op) for op in readers)
-    return all(
-        (o.pure and (not o.regions or isinstance(o, O.Reduce))) or (isinstance(o, O.Load) and not o.is_volatile)
-        for o in ops[start + 1 : end]
-    )
+    end = max(ops.index(op) for op in readers)
+    return all(_writes_nothing(o, reductions=True) for o in ops[ops.index(load) + 1 : end])
 
 
 def same_index(load: O.Load, sink: Op) -> bool:
