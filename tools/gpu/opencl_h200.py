@@ -1,5 +1,6 @@
 """Helper of run_opencl_h200.sh: `info` (OpenCL devices), `bench --backend cuda|opencl` (the same Triton kernels,
-checked against torch, timed), `report` (summary.md from the bench JSON files and the test logs).
+checked against torch, timed), `asm --backend cuda|opencl` (their device code), `report` (summary.md from the bench
+JSON files and the test logs).
 
 Each backend is benchmarked in its own process: Triton's JIT keeps one kernel cache per device number, and both
 drivers call their device 0. opencl launches take CPU tensors and copy them to the GPU and back, so two times are
@@ -223,6 +224,29 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_asm(args: argparse.Namespace) -> int:
+    """Each benchmark kernel's device code as the backend built it, into --out: Triton-CUDA's PTX, or opencl's
+    OpenCL C and NVIDIA's binary for it (PTX text), so the two can be compared offline."""
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dev = "cuda"
+    if args.backend == "opencl":
+        import triton_backend_sdk
+
+        triton_backend_sdk.use("opencl")
+        dev = "cpu"
+    for name, launch, *_ in cases(dev):
+        try:
+            kernel = launch()
+            for key, value in kernel.asm.items():
+                data = value if isinstance(value, bytes) else str(value).encode()
+                (out / f"{name}.{args.backend}.{key}").write_bytes(data)
+            print(name, args.backend, sorted(kernel.asm), flush=True)
+        except Exception:  # noqa: BLE001 - one failing case must not hide the others
+            traceback.print_exc()
+    return 0
+
+
 def _junit_counts(path: Path) -> str:
     if not path.exists():
         return "not run (or timed out before writing results)"
@@ -282,6 +306,10 @@ def main() -> int:
     b.add_argument("--backend", choices=["cuda", "opencl"], required=True)
     b.add_argument("--json", required=True)
     b.set_defaults(fn=cmd_bench)
+    a = sub.add_parser("asm")
+    a.add_argument("--backend", choices=["cuda", "opencl"], required=True)
+    a.add_argument("--out", required=True)
+    a.set_defaults(fn=cmd_asm)
     r = sub.add_parser("report")
     r.add_argument("--out", default=os.environ.get("OUT", "."))
     r.set_defaults(fn=cmd_report)
