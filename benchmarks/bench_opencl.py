@@ -3,7 +3,7 @@
 Run explicitly (the file name keeps it out of the default collection): `python -m pytest benchmarks/bench_opencl.py`.
 Issue 5 targets: vector add 2^24 ≥ 0.9× torch, softmax 4096² ≥ 0.5×, matmul fp32 2048³ ≥ 50 GFLOP/s.
 Skipped with the reason when no OpenCL device is available. The case bodies are triton_backend_sdk.bench.cases' (those
-of `triton-sdk bench`), built here at full size for opencl (64x64 matmul tiles).
+of `triton-sdk bench`), built here at full size for opencl (the matmul's tiles autotuned as there).
 """
 
 from __future__ import annotations

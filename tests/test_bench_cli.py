@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from triton_backend_sdk import cli
-from triton_backend_sdk.bench.cases import CASES
+from triton_backend_sdk.bench.cases import CASES, MATMUL_TILES, autotuned_tiles
 
 REPO = Path(__file__).resolve().parent.parent
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -50,6 +50,10 @@ def test_smoke_run_writes_json_md_and_png(tmp_path, capsys):
     numpy = results[("matmul_fp32", "cpu_ref")]["peers"]["numpy"]
     assert numpy["ratio"] > 0 and "openblas_core" in numpy
     assert results[("attention_fwd", "cpu_ref")]["peers"]["interpreter"]["ratio"] > 0
+    tiles = {f"tiles {m}x{n}x{k}" for m, n, k in MATMUL_TILES}
+    for name in ("matmul_fp32", "matmul_fp16_acc32"):  # autotuned, and the choice is in the report
+        assert results[(name, "cpu_ref")]["config"] in tiles
+        assert results[(name, "cpu_ref")]["config"] in results[(name, "cpu_ref")]["size_label"]
     md = (out / "bench.md").read_text()
     assert "## cpu_ref" in md and "Roofline (same run)" in md and report["versions"]["triton"] in md
     header = next(line for line in md.splitlines() if line.startswith("| case |"))
@@ -57,6 +61,14 @@ def test_smoke_run_writes_json_md_and_png(tmp_path, capsys):
     for c in CASES:
         assert sum(line.startswith(f"| {c.name} |") for line in md.splitlines()) == 1
     _valid_png(out / "bench.png")
+
+
+def test_matmul_tiles_are_the_fastest_candidate():
+    """`autotuned_tiles` keeps the candidate whose calls are fastest, whichever position it has in the list."""
+    import time
+
+    for fastest in (MATMUL_TILES[0], MATMUL_TILES[-1]):
+        assert autotuned_tiles(lambda *t, f=fastest: time.sleep(0 if t == f else 0.002)) == fastest
 
 
 @pytest.mark.parametrize(

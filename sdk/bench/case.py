@@ -21,6 +21,7 @@ class Prepared:
     peers: dict[str, Callable[[], object]]
     check: Callable[[], dict[str, Any]]
     work: float  # bytes (metric GB/s) or flops (GFLOP/s) of one call of `ours`; launches per call for us/launch
+    config: str = ""  # how `ours` was configured where the case chose it (the matmul's autotuned tiles): reported
 
 
 @dataclass(frozen=True)

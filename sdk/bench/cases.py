@@ -20,6 +20,7 @@ from . import MODES
 from .case import Case, Prepared, Size, check
 from .cases_inductor import INDUCTOR_CASES
 from .kernels import add_kernel, attention_fwd_kernel, layer_norm_fwd_kernel, matmul, softmax_kernel
+from .timing import timed_calls
 
 __all__ = ["CASES", "MODES", "Case", "Prepared", "check", "get", "select"]
 
@@ -61,9 +62,16 @@ def _layer_norm(size: Size, backend: str) -> Prepared:
     )
 
 
-#: tile sizes of the matmul per backend: opencl runs a program as one work-item on a CPU device, where 64x64 tiles
-#: beat 128x128 (benchmarks/bench_opencl.py has used them since issue 5)
-MATMUL_BLOCKS = {"opencl": (64, 64, 32)}
+#: the matmul's candidate tiles (BLOCK_M, BLOCK_N, BLOCK_K): the first five of tutorial 03's autotuning configs, from
+#: which each backend gets its fastest, as `triton.autotune` would pick it for a user of the tutorial (a fixed 64x64
+#: for opencl, once faster on PoCL, measured 110 GFLOP/s against 159 for 128x128 at 2048^3 once the dot's
+#: microkernel came: tiles are the backend's to choose, by measuring)
+MATMUL_TILES = ((128, 256, 64), (64, 256, 32), (128, 128, 32), (128, 64, 32), (64, 128, 32))
+
+
+def autotuned_tiles(run: Callable[[int, int, int], object]) -> tuple[int, int, int]:
+    """The tiles of MATMUL_TILES with which `run(bm, bn, bk)` is fastest (each compiled, warmed and timed twice)."""
+    return min(MATMUL_TILES, key=lambda tiles: min(timed_calls(lambda: run(*tiles), 2)))
 
 
 def _matmul(dtype: torch.dtype) -> Callable[[Size, str], Prepared]:
@@ -71,7 +79,9 @@ def _matmul(dtype: torch.dtype) -> Callable[[Size, str], Prepared]:
         s = size["n"]
         a, b = torch.randn(s, s).to(dtype), torch.randn(s, s).to(dtype)
         c, ref = torch.empty(s, s), torch.empty(s, s)
-        bm, bn, bk = MATMUL_BLOCKS.get(backend, (128, 128, 32))
+        # the interpreter peer runs the tutorial's default tiles: autotuning it would interpret five kernels more
+        tiles = MATMUL_TILES[2] if backend == "interpreter" else autotuned_tiles(lambda *t: matmul(a, b, c, *t))
+        bm, bn, bk = tiles
         # fp16 inputs: torch's eager fp16 mm on this CPU took 43 s at 2048^3 (no fp16 GEMM), so the peer is what a
         # user writes for fp32 results from fp16 inputs: upcast, then sgemm (the conversions are in its time)
         peer = (lambda: torch.mm(a, b, out=ref)) if dtype == torch.float32 else lambda: torch.mm(a.float(), b.float())
@@ -80,6 +90,7 @@ def _matmul(dtype: torch.dtype) -> Callable[[Size, str], Prepared]:
             peers={"torch": peer},
             check=lambda: check(c, a.float() @ b.float(), 1e-3, 1e-2),
             work=2 * s**3,
+            config=f"tiles {bm}x{bn}x{bk}",
         )
 
     return build

@@ -143,6 +143,9 @@ class Runner:
                 samplers["numpy"] = numpy
             except ChildError as e:
                 rec["warnings"].append(f"numpy peer not timed: {e}")
+        if prepared.config:
+            rec["config"] = prepared.config
+            rec["size_label"] += f", {prepared.config}"
         times = interleaved_rounds(samplers, rec["rounds"], rec["reps"])
         rec["check"] = prepared.check()
         rec["ours"] = _stats(times.pop("ours"))
