@@ -230,6 +230,27 @@ def test_zero_copy_buffers_start_at_the_device_base_alignment(ocl, rng):
     assert all(base % rt.host_align == 0 for base, _ in rt._host_buffers)
 
 
+def test_zero_copy_buffers_kept_are_few_and_reused_for_the_same_tensor(ocl, rng):
+    """Launches on fresh tensors (as Inductor allocates every output) keep at most HOST_BUFFER_CACHE buffers: more,
+    over memory that was freed, fragmented the heap so that each fresh output came from fresh pages. A relaunch on
+    the same tensor reuses its buffer."""
+    from triton_backend_sdk.backends.opencl.runtime import HOST_BUFFER_CACHE
+
+    rt = _runtime()
+    if not rt.zero_copy:
+        pytest.skip("this device does not share host memory")
+    for _ in range(3 * HOST_BUFFER_CACHE):
+        x = torch.randn(1000, generator=rng)
+        want = x * 2.0
+        scale_inplace_kernel[(4,)](x, 1000, 2.0, BLOCK=256)
+        torch.testing.assert_close(x, want)
+        assert len(rt._host_buffers) <= HOST_BUFFER_CACHE
+    kept = dict(rt._host_buffers)
+    scale_inplace_kernel[(4,)](x, 1000, 2.0, BLOCK=256)
+    torch.testing.assert_close(x, want * 2.0)
+    assert any(rt._host_buffers.get(key) is buf for key, buf in kept.items())
+
+
 def test_pointer_arguments_other_than_cpu_tensors_are_refused_with_the_argument_name(ocl):
     x = torch.zeros(16)
 
