@@ -182,6 +182,9 @@ class Tile:
     cost: int = 0
     #: the generator reads no register tile (pure index / scalar arithmetic): cheap to recompute anywhere
     index_only: bool = False
+    #: `reg` holds the elements in this layout instead of the canonical one (dot_blocked.BlockedLayout: it has
+    #: `for_each(ctx, body(idx, slot))`); every read goes through local memory
+    layout: Any = None
 
     @property
     def numel(self) -> int:
@@ -406,6 +409,8 @@ class RenderContext:
         if t.reg is None:
             assert t.gen is not None
             return t.gen(idx)
+        if t.layout is not None:
+            return self.published(t)[idx.lin]
         if t.numel == 1:
             return f"{t.reg}[0]"
         if self.L == 1:  # one work-item holds every element in order: any element is in its own registers
@@ -455,6 +460,9 @@ class RenderContext:
     def write_scratch(self, x: Any, shape: tuple[int, ...], ctype: str, offset: int) -> ScratchArray:
         """Write every element of `x` (viewed at `shape`) to local memory at `offset`; returns the array."""
         arr = self.local_array(ctype, offset)
+        if isinstance(x, Tile) and x.layout is not None:
+            x.layout.for_each(self, lambda idx, slot: self.emit(f"{arr[idx.lin]} = {x.reg}[{slot}];"))
+            return arr
         self.tile_loop(shape, lambda idx: self.emit(f"{arr[idx.lin]} = {self.element(x, idx)};"), owner=True)
         return arr
 

@@ -14,6 +14,7 @@ from triton_backend_sdk.ir.core import Block, Op, Region, Value
 
 from . import ctypes as CT
 from .context import RenderContext, Tile
+from .dot_blocked import blocked_accumulators, declare_blocked
 from .rules import CSTYLE_RULES as RULES
 
 
@@ -55,7 +56,11 @@ def assign_all(ctx: RenderContext, values: list[Value], targets: list[Any]) -> N
 @RULES.register(O.For)
 def render_for(ctx: RenderContext, op: O.For) -> None:
     lb, ub, step = (ctx.scalar(v) for v in (op.lower, op.upper, op.step))
-    carried = [declare_like(ctx, res, ctx.get(init)) for res, init in zip(op.results, op.inits)]
+    blocked = blocked_accumulators(ctx, op)
+    carried = [
+        declare_blocked(ctx, res, blocked[i], ctx.get(init)) if i in blocked else declare_like(ctx, res, ctx.get(init))
+        for i, (res, init) in enumerate(zip(op.results, op.inits))
+    ]
     for res, arg, c in zip(op.results, op.body.args[1:], carried):
         ctx.values[res] = c
         ctx.values[arg] = c
@@ -71,6 +76,8 @@ def render_for(ctx: RenderContext, op: O.For) -> None:
         if term is not None:
             assign_all(ctx, term.operands, carried)
     ctx.emit("}")
+    for i in blocked:  # back to the canonical layout for whatever reads the loop's result
+        ctx.values[op.results[i]] = ctx.materialize(carried[i], ctx.name_for(op.results[i], "t"))
 
 
 @RULES.register(O.If)

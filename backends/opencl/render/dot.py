@@ -12,6 +12,7 @@ from triton_backend_sdk.ir.types import FloatType, IntType
 
 from . import ctypes as CT
 from .context import Idx, RenderContext, ScratchArray, Tile, check_pow2, log2
+from .dot_blocked import render_blocked_dot
 from .elementwise import round_to
 from .rules import CSTYLE_RULES as RULES
 
@@ -34,6 +35,10 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
         or type(ta) is not type(tb)
     ):
         raise ctx.unsupported(f"tl.dot of {ta} x {tb} -> {tc}", op)
+    acc = ctx.get(c_v)
+    if isinstance(acc, Tile) and acc.layout is not None:  # a loop-carried accumulator (render_for chose it)
+        render_blocked_dot(ctx, op, acc)
+        return
     if ctx.L == 1 and not batch and ca == cb == cc and cc in ("float", "double"):
         _dot_one_work_item(ctx, op, M, N, K, cc)
         return

@@ -1,0 +1,169 @@
+"""The loop-carried `tl.dot` accumulator on a multi-work-item group (tutorial 03's `acc = tl.dot(a, b, acc)` in an
+scf.for), held in a *blocked* register layout instead of the canonical one.
+
+In the canonical layout a work-item holds one column of a 64x64 output (128 work-items): each k step reads 32 values
+of A and one of B from local memory for 32 fmas, and local-memory reads bound the loop on a GPU. In the blocked
+layout work-item `lid` holds a TM x TN block: columns `cg*TN + j` (cg = lid % (N/TN), j < TN, consecutive, read as
+float4s of B) and rows `i*(M/TM) + rg` (rg = lid / (N/TN), i < TM: strided, so the A rows two lanes read are a bank
+group apart); per 4 k steps it reads TM float4s of A (row-major, rows padded by 4) and TN float4s of B for
+4*TM*TN fmas, a third of the reads for 64x64 (TM 8, TN 4). Each element still accumulates k = 0, 1, ... with one fma
+each, so results are bit-identical to the canonical path.
+
+The layout never leaves the loop: the accumulator's only reader is the dot, whose result is the loop's next value;
+the initial value is written into the layout before the loop and the loop's result is read back into the canonical
+layout after it (one exchange through local memory each way, not one per iteration)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Value
+from triton_backend_sdk.ir.types import FloatType
+
+from .context import Idx, RenderContext, ScratchArray, Tile, log2
+
+#: k steps per read of A: one float4 of a row
+KRUN = 4
+#: floats of padding after each staged row of A (a float4, keeping rows 16-byte aligned)
+A_PAD = 4
+#: at most this many accumulator elements per work-item (more would spill registers on a GPU)
+MAX_PER_ITEM = 64
+
+
+@dataclass(frozen=True)
+class BlockedLayout:
+    """An M x N tile spread over the group in TM x TN blocks (module docstring)."""
+
+    M: int
+    N: int
+    TM: int
+    TN: int
+
+    @property
+    def col_groups(self) -> int:
+        return self.N // self.TN
+
+    @property
+    def row_stride(self) -> int:
+        return self.M // self.TM
+
+    def row_group(self) -> str:
+        return f"(lid >> {log2(self.col_groups)})"
+
+    def first_col(self) -> str:
+        return f"((lid & {self.col_groups - 1}u) << {log2(self.TN)})"
+
+    def for_each(self, ctx: RenderContext, body: Callable[[Idx, str], None]) -> None:
+        """Emit `body(idx, slot)` for every element the work-item holds: its position and its register slot. Each
+        element is held by exactly one work-item."""
+        i, j = ctx.fresh("bi"), ctx.fresh("bj")
+        ctx.emit(ctx.lang.unroll_pragma)
+        ctx.emit(f"for (uint {i} = 0u; {i} < {self.TM}u; ++{i}) {{")
+        ctx.emit(ctx.lang.unroll_pragma)
+        ctx.emit(f"for (uint {j} = 0u; {j} < {self.TN}u; ++{j}) {{")
+        with ctx.indent():
+            m = f"({i} * {self.row_stride}u + {self.row_group()})"
+            n = f"({self.first_col()} + {j})"
+            body(Idx.of_dims((self.M, self.N), [m, n]), f"{i} * {self.TN}u + {j}")
+        ctx.emit("}")
+        ctx.emit("}")
+
+
+def plan(M: int, N: int, K: int, L: int) -> BlockedLayout | None:
+    """The blocked layout of an M x N accumulator over L work-items, or None where the canonical one serves."""
+    if L < 2 or (M * N) % L or K % KRUN:
+        return None
+    per_item = M * N // L
+    if per_item < 4 or per_item > MAX_PER_ITEM:
+        return None
+    tn = 8 if per_item >= 64 else 4
+    tm = per_item // tn
+    if N % tn or M % tm:
+        return None
+    return BlockedLayout(M, N, tm, tn)
+
+
+def blocked_accumulators(ctx: RenderContext, op: O.For) -> dict[int, BlockedLayout]:
+    """Carried values of `op` (by position) that are fp32 dot accumulators the blocked layout can hold: the body
+    argument's one use is a 2-D fp32 dot in the loop body as its accumulator, and that dot's one use is the yield
+    returning it in the same position."""
+    out: dict[int, BlockedLayout] = {}
+    term = op.body.ops[-1] if op.body.ops else None
+    if term is None or not term.terminator:
+        return out
+    for pos, arg in enumerate(op.body.args[1:]):
+        if len(arg.uses) != 1:
+            continue
+        dot, at = arg.uses[0]
+        if not isinstance(dot, O.Dot) or at != 2 or dot.parent is not op.body:
+            continue
+        if [(u, i) for u, i in dot.result.uses] != [(term, pos)]:
+            continue
+        if not all(_is_f32_matrix(ctx, v) for v in (dot.a, dot.b, dot.result)):
+            continue
+        (M, K), N = dot.a.type.shape, dot.b.type.shape[1]
+        layout = plan(M, N, K, ctx.L)
+        if layout is not None:
+            out[pos] = layout
+    return out
+
+
+def _is_f32_matrix(ctx: RenderContext, v: Value) -> bool:
+    t = v.type
+    return len(t.shape) == 2 and isinstance(t.element, FloatType) and ctx.ctype(v) == "float"
+
+
+def declare_blocked(ctx: RenderContext, v: Value, layout: BlockedLayout, init: Any) -> Tile:
+    """A register array for `v` in `layout`, holding `init` (any rendered tile of the same shape)."""
+    name = ctx.name_for(v, "t")
+    ctx.emit(f"float {name}[{layout.TM * layout.TN}];")
+    out = Tile((layout.M, layout.N), "float", reg=name, layout=layout)
+    with ctx.loop_body() as (inner, base):
+        layout.for_each(ctx, lambda idx, slot: ctx.emit(f"{name}[{slot}] = {ctx.element(init, idx)};"))
+    ctx.emit_lines(inner)
+    ctx.scratch_top = base
+    return out
+
+
+def render_blocked_dot(ctx: RenderContext, op: O.Dot, acc: Tile) -> None:
+    """acc += a @ b in place (the caller checked that nothing else reads the accumulator)."""
+    layout: BlockedLayout = acc.layout
+    (M, K), N = op.a.type.shape, op.b.type.shape[1]
+    base = ctx.scratch_top
+    lda = K + A_PAD
+    A = ctx.local_array("float", ctx.alloc(M * lda * 4))
+    B = ctx.local_array("float", ctx.alloc(K * N * 4))
+    a = ctx.get(op.a)
+    ctx.barrier()
+    ctx.tile_loop(
+        (M, K),
+        lambda idx: ctx.emit(f"{A[f'{idx.dim(0)} * {lda}u + {idx.dim(1)}']} = {ctx.element(a, idx)};"),
+        owner=True,
+    )
+    ctx.write_scratch(ctx.get(op.b), (K, N), "float", B.offset)
+    ctx.barrier()
+    rg, c0, k = ctx.fresh("rg"), ctx.fresh("c0"), ctx.fresh("k")
+    ctx.emit(f"const uint {rg} = {layout.row_group()}, {c0} = {layout.first_col()};")
+    ctx.emit(ctx.lang.unroll_pragma)
+    ctx.emit(f"for (uint {k} = 0u; {k} < {K}u; {k} += {KRUN}u) {{")
+    with ctx.indent():
+        xs = [_float4(ctx, A, f"({i * layout.row_stride}u + {rg}) * {lda}u + {k}", "ak") for i in range(layout.TM)]
+        for kk in range(KRUN):
+            ys = [_float4(ctx, B, f"({k} + {kk}u) * {N}u + {c0} + {4 * q}u", "bk") for q in range(layout.TN // 4)]
+            for i, x in enumerate(xs):
+                for j in range(layout.TN):
+                    xe, ye = ctx.lang.vector_elem(x, kk), ctx.lang.vector_elem(ys[j // 4], j % 4)
+                    slot = f"{acc.reg}[{i * layout.TN + j}]"
+                    ctx.emit(f"{slot} = fma({xe}, {ye}, {slot});")
+    ctx.emit("}")
+    ctx.scratch_top = base
+    ctx.values[op.result] = acc
+
+
+def _float4(ctx: RenderContext, arr: ScratchArray, at: str, hint: str) -> str:
+    name, vt = ctx.fresh(hint), ctx.lang.vector_type("float", 4)
+    ctx.emit(f"const {vt} {name} = *((const {ctx.scratch_qual}{vt} *)({arr.address(at)}));")
+    return name
