@@ -31,19 +31,29 @@ def declare_like(ctx: RenderContext, v: Value, init: Any | None = None) -> Any:
     return name
 
 
-def assign_all(ctx: RenderContext, values: list[Value], targets: list[Any]) -> None:
+def assign_all(ctx: RenderContext, values: list[Value], targets: list[Any], carried: list[Value] | None = None) -> None:
     """targets = values, as a parallel assignment: a value that may still read a target (a generator, or a target
-    itself) is first copied to a temporary; values already stored elsewhere are copied straight in, last."""
+    itself) is first copied to a temporary; values already stored elsewhere are copied straight in, last.
+
+    `carried` (a loop's body arguments, bound to the targets): a value computed elementwise from its own carried
+    value and uniform operands (`a_ptrs + BK * stride`) is updated in place, first, while every target still holds
+    its old value: no temporary tile and no copy back per iteration."""
     target_ids = {id(t) for t in targets} | {t for t in targets if isinstance(t, str)}
     moves: list[tuple[Any, Any]] = []
-    for v, dst in zip(values, targets):
+    in_place: list[tuple[Any, Tile]] = []
+    for i, (v, dst) in enumerate(zip(values, targets)):
         x = ctx.get(v)
-        if x is dst or (isinstance(x, str) and x == dst):
+        if x is dst or (isinstance(x, str) and x == dst) or _same_array(x, dst):
+            continue
+        if carried is not None and isinstance(x, Tile) and x.reg is None and _elementwise_of(v, carried[i]):
+            in_place.append((x, dst))
             continue
         reads_targets = (
             (isinstance(x, Tile) and x.reg is None) or id(x) in target_ids or (isinstance(x, str) and x in target_ids)
         )
         moves.append((declare_like(ctx, v, x) if reads_targets else x, dst))
+    for x, dst in in_place:
+        ctx.assign_tile(dst, x)
     for src, dst in moves:
         if isinstance(dst, Tile):
             reps = max(1, dst.numel // ctx.L)
@@ -51,6 +61,40 @@ def assign_all(ctx: RenderContext, values: list[Value], targets: list[Any]) -> N
             ctx.emit(f"for (uint {q} = 0u; {q} < {reps}u; ++{q}) {dst.reg}[{q}] = {src.reg}[{q}];")
         else:
             ctx.emit(f"{dst} = {src};")
+
+
+def _same_array(x: Any, dst: Any) -> bool:
+    """`x` is register array `dst` under another Tile (a dot that accumulated in place)."""
+    return (
+        isinstance(x, Tile)
+        and isinstance(dst, Tile)
+        and x.reg is not None
+        and x.reg == dst.reg
+        and x.shape == dst.shape
+        and x.layout is dst.layout
+    )
+
+
+def _elementwise_of(v: Value, arg: Value, depth: int = 6) -> bool:
+    """Element e of `v` reads `arg` only at element e: an elementwise chain over `arg`, scalars, splats of
+    scalars and splat constants."""
+    if v is arg:
+        return True
+    op = v.owner
+    if depth == 0 or not isinstance(op, Op) or not op.elementwise or len(op.results) != 1:
+        return False
+    if v.type.is_tensor and arg.type.is_tensor and v.type.shape != arg.type.shape:
+        return False
+    return all(_uniform_operand(x) or _elementwise_of(x, arg, depth - 1) for x in op.operands)
+
+
+def _uniform_operand(x: Value) -> bool:
+    if not x.type.is_tensor:
+        return True
+    op = x.owner
+    if isinstance(op, O.Splat):
+        return not op.operands[0].type.is_tensor
+    return isinstance(op, O.Constant) and getattr(op.value, "is_splat", False)
 
 
 @RULES.register(O.For)
@@ -74,7 +118,7 @@ def render_for(ctx: RenderContext, op: O.For) -> None:
     with ctx.indent():
         term = ctx.render_block(op.body)
         if term is not None:
-            assign_all(ctx, term.operands, carried)
+            assign_all(ctx, term.operands, carried, op.body.args[1:])
     ctx.emit("}")
     for i in blocked:  # back to the canonical layout for whatever reads the loop's result
         ctx.values[op.results[i]] = ctx.materialize(carried[i], ctx.name_for(op.results[i], "t"))
