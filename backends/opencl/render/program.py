@@ -168,7 +168,9 @@ def render_module(
     chunked = bool(lang.chunk_group_id) and not programs_may_wait_for_each_other(module)
     if chunked:
         params += [f"int {GRID}{axis}" for axis in range(3)]
-    head = ["const uint lid = " + lang.local_id + ";"]
+    # one work-item: its id is 0, said as a constant so the device compiler sees `r * 1 + lid` as `r` (PoCL left
+    # the in-place pointer updates of tutorial 03's loop scalar, unsure that the read and written slots coincide)
+    head = ["const uint lid = " + ("0u" if local_size == 1 else lang.local_id) + ";"]
     for axis in range(3):
         if chunked:
             per_group = f" / {local_size}u" if axis == 0 and local_size > 1 else ""
