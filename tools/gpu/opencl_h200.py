@@ -185,6 +185,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         dev = "cuda"
     for name, launch, ref, torch_op, out, tol, work in cases(dev):
+        if args.only not in name:
+            continue
         rec: dict = {"name": name, "backend": args.backend, "work": work}
         try:
             t = time.perf_counter()
@@ -305,6 +307,7 @@ def main() -> int:
     b = sub.add_parser("bench")
     b.add_argument("--backend", choices=["cuda", "opencl"], required=True)
     b.add_argument("--json", required=True)
+    b.add_argument("--only", default="", help="only cases whose name contains this text")
     b.set_defaults(fn=cmd_bench)
     a = sub.add_parser("asm")
     a.add_argument("--backend", choices=["cuda", "opencl"], required=True)

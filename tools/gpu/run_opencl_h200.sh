@@ -5,7 +5,7 @@
 #   1. here, once, with network:   bash tools/gpu/fetch_wheels.sh        (fills .whl/, ignored by git)
 #   2. device tool:  run(command="bash tools/gpu/run_opencl_h200.sh", carry=[".whl"], kind="nvidia-h200",
 #                        timeout_s=600)   (ONLY=asm before it: just the kernels' PTX from both backends, ~30 s;
-#                        ONLY=bench: just the speed cases)
+#                        ONLY=bench: just the speed cases; CASE=matmul: only cases naming it)
 # What it does, on the H200 machine (triton 3.6, torch 2.11+CUDA, Python 3.12, no network):
 #   - makes NVIDIA's OpenCL visible: an ICD file naming /usr/local/nvidia/lib64/libnvidia-opencl.so.1 (plus PoCL's
 #     own ICD files if present) in a folder given as OCL_ICD_VENDORS; selects it with TRITON_OPENCL_DEVICE=NVIDIA;
@@ -71,8 +71,8 @@ if [ "${ONLY:-}" = asm ]; then
 fi
 
 # ---- speed: the same kernels on Triton's CUDA backend and on opencl (ONLY=bench: then stop) ----------------------
-timeout 90 $H bench --backend cuda --json "$OUT/bench_cuda.json" > "$OUT/bench_cuda.log" 2>&1
-timeout 120 $H bench --backend opencl --json "$OUT/bench_opencl.json" > "$OUT/bench_opencl.log" 2>&1
+timeout 90 $H bench --backend cuda --only "${CASE:-}" --json "$OUT/bench_cuda.json" > "$OUT/bench_cuda.log" 2>&1
+timeout 120 $H bench --backend opencl --only "${CASE:-}" --json "$OUT/bench_opencl.json" > "$OUT/bench_opencl.log" 2>&1
 tail -5 "$OUT/bench_cuda.log" "$OUT/bench_opencl.log"
 [ "${ONLY:-}" = bench ] && exit 0
 
