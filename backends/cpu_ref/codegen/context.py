@@ -119,6 +119,10 @@ class LoweringContext:
         #: results of reductions computed where their operand's buffer was filled (fused_fill.py), by reduce op
         self.fused_results: dict[Op, Any] = {}
         self.fastmath: tuple[str, ...] = ("contract",) if options.enable_fp_fusion else ()
+        #: tt.store ops that may be non-temporal (sdk/analysis/streaming_stores.py), and whether any was: the entry
+        #: then fences after its last program
+        self.streaming_stores: frozenset[Op] = frozenset()
+        self.streams = False
         if target is None:  # a caller outside the compile pipeline (tests, tools): this host's descriptor
             from ..compiler import host_descriptor
 

@@ -199,6 +199,8 @@ def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: i
     ptr, val = ctx.get(op.ptr), ctx.get(op.value)
     mask = ctx.get(op.mask) if op.mask is not None else None
     vty = ir.VectorType(st, n)
+    streaming = op in ctx.streaming_stores and align >= 16
+    ctx.streams |= streaming
 
     def at(x, idx: list[ir.Value]) -> ir.Value:
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
@@ -210,7 +212,9 @@ def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: i
         def write() -> None:
             elems = [at(val, _shifted(b, idx, k)) for k in range(n)]
             elems = [b.zext(e, st) if e.type == I1 else e for e in elems]
-            b.store(_vector_of(b, vty, elems), p0, align=align)
+            st_ = b.store(_vector_of(b, vty, elems), p0, align=align)
+            if streaming:
+                st_.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
 
         if mask is None:
             write()

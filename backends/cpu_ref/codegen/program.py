@@ -13,6 +13,7 @@ the entry starts no further programs, and a caller returns as soon as a callee t
 from __future__ import annotations
 
 from llvmlite import ir
+from triton_backend_sdk.analysis.streaming_stores import streaming_stores
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Module
@@ -63,6 +64,7 @@ def lower_module(
     llmod = ir.Module(name=kernel_name)
     funcs = [op for op in module.ops if isinstance(op, O.Func)]
     failing = may_fail(funcs)
+    streams = False
     functions: dict[str, ir.Function] = {}
     for f in funcs:
         name = f.sym_name + (PROGRAM_SUFFIX if f.sym_name == kernel_name else "")
@@ -76,6 +78,7 @@ def lower_module(
             llmod, fn, rules, options, list(fn.args[n : n + 3]), list(fn.args[n + 3 : n + 6]), functions, target
         )
         ctx.may_fail = failing
+        ctx.streaming_stores = streaming_stores(f)
         if f.sym_name in failing:
             ctx.assert_state = fn.args[n + 6]
         for a, v in zip(f.args, fn.args[:n]):
@@ -87,14 +90,20 @@ def lower_module(
         if not ctx.b.block.is_terminated:
             ctx.b.ret_void()
         ctx.finish()
+        streams |= ctx.streams
     kernel = next(f for f in funcs if f.sym_name == kernel_name)
     functions[kernel_name].attributes.add("alwaysinline")
-    _entry(llmod, kernel, functions[kernel_name], kernel_name, kernel_name in failing)
+    _entry(llmod, kernel, functions[kernel_name], kernel_name, kernel_name in failing, streams)
     define_libcalls(llmod)
     return llmod
 
 
-def _entry(llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str, asserts: bool) -> None:
+def _entry(
+    llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str, asserts: bool, streams: bool = False
+) -> None:
+    """The launcher's entry: programs [start, end) of the grid in order. `streams`: the programs made
+    non-temporal stores, which are weakly ordered; a seq_cst fence after the last one orders them before the worker
+    reports the range done (x86: mfence or a locked instruction, either drains the write-combining buffers)."""
     fnty = ir.FunctionType(VOID, [PTR, I32, I32, I32, I64, I64])
     fn = ir.Function(llmod, fnty, name=name)
     args_ptr, gx, gy, gz, start, end = fn.args
@@ -131,4 +140,6 @@ def _entry(llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str, as
         more = b.and_(more, b.icmp_unsigned("==", flag, ir.Constant(I32, 0)))
     b.cbranch(more, loop, done)
     b.position_at_end(done)
+    if streams:
+        b.fence("seq_cst")
     b.ret_void()

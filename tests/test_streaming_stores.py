@@ -1,0 +1,89 @@
+"""Non-temporal stores (sdk/analysis/streaming_stores.py, cpu_ref's `!nontemporal` stores and the entry's fence):
+which stores stream, the LLVM IR cpu_ref emits for them, and results that match torch where they stream."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton_backend_sdk.analysis.streaming_stores import STREAM_BYTES, streaming_stores
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir import parse_ttir
+
+
+def _kernel(n: int, body_extra: str = "", out: str = "%y", args_extra: str = "") -> str:
+    return f"""module {{
+  tt.func public @k(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %c: !tt.ptr<i32>{args_extra}) {{
+    %r = tt.make_range {{end = {n} : i32, start = 0 : i32}} : tensor<{n}xi32>
+    %px = tt.splat %x : !tt.ptr<f32> -> tensor<{n}x!tt.ptr<f32>>
+    %qx = tt.addptr %px, %r : tensor<{n}x!tt.ptr<f32>>, tensor<{n}xi32>
+    %v = tt.load %qx : tensor<{n}x!tt.ptr<f32>>
+    %py = tt.splat {out} : !tt.ptr<f32> -> tensor<{n}x!tt.ptr<f32>>
+    %qy = tt.addptr %py, %r : tensor<{n}x!tt.ptr<f32>>, tensor<{n}xi32>
+    tt.store %qy, %v : tensor<{n}x!tt.ptr<f32>>
+{body_extra}
+    tt.return
+  }}
+}}"""
+
+
+def _streaming(text: str) -> list[str]:
+    func = next(op for op in parse_ttir(text).ops if isinstance(op, O.Func))
+    return [op.op_name for op in streaming_stores(func)]
+
+
+def test_large_tile_to_an_unread_argument_streams():
+    assert STREAM_BYTES == 16 * 1024
+    assert _streaming(_kernel(4096)) == ["tt.store"]
+
+
+def test_small_tile_does_not_stream():
+    assert _streaming(_kernel(1024)) == []
+
+
+def test_store_to_a_read_argument_does_not_stream():
+    """In place (`y` is `x`): the kernel reads what it writes."""
+    assert _streaming(_kernel(4096, out="%x")) == []
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "    %a = tt.atomic_rmw add, relaxed, gpu, %c, %c1 : (!tt.ptr<i32>, i32) -> i32",
+        "    gpu.barrier",
+    ],
+)
+def test_programs_that_talk_do_not_stream(extra):
+    body = "    %c1 = arith.constant 1 : i32\n" + extra
+    assert _streaming(_kernel(4096, body_extra=body)) == []
+
+
+@triton.jit
+def _scaled_rows(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < n_cols
+    x = tl.load(x_ptr + row * n_cols + offs, mask=m, other=0.0)
+    tl.store(y_ptr + row * n_cols + offs, x * 2.0 + 1.0, mask=m)
+
+
+@pytest.mark.parametrize("n_cols", [4096, 4000])
+def test_cpu_ref_streams_rows_and_fences(cpu_ref_active, n_cols):
+    """A 16 KiB row per program: non-temporal vector stores, one fence after the worker's last program; results
+    equal torch's, full and masked rows."""
+    x = torch.randn(37, n_cols, generator=torch.Generator().manual_seed(n_cols))
+    y = torch.empty_like(x)
+    k = _scaled_rows[(37,)](x, y, n_cols, BLOCK=4096)
+    llir = k.asm["llir"]
+    assert "!nontemporal" in llir
+    assert llir.count("fence seq_cst") == 1
+    torch.testing.assert_close(y, x * 2.0 + 1.0)
+
+
+def test_cpu_ref_small_rows_do_not_stream(cpu_ref_active):
+    x = torch.randn(8, 1024)
+    y = torch.empty_like(x)
+    k = _scaled_rows[(8,)](x, y, 1024, BLOCK=1024)
+    assert "!nontemporal" not in k.asm["llir"] and "fence" not in k.asm["llir"]
+    torch.testing.assert_close(y, x * 2.0 + 1.0)
