@@ -87,3 +87,20 @@ def test_cpu_ref_small_rows_do_not_stream(cpu_ref_active):
     k = _scaled_rows[(8,)](x, y, 1024, BLOCK=1024)
     assert "!nontemporal" not in k.asm["llir"] and "fence" not in k.asm["llir"]
     torch.testing.assert_close(y, x * 2.0 + 1.0)
+
+
+def test_a_callee_touching_memory_stops_streaming():
+    """A noinline callee that loads through its own pointer argument: its arguments cannot be compared with the
+    kernel's, so the kernel does not stream."""
+    text = _kernel(4096).replace(
+        "    tt.return\n  }\n}",
+        """    tt.return
+  }
+  tt.func private @h(%p: !tt.ptr<f32>) -> f32 {
+    %v = tt.load %p : !tt.ptr<f32>
+    tt.return %v : f32
+  }
+}""",
+    )
+    funcs = [op for op in parse_ttir(text).ops if isinstance(op, O.Func)]
+    assert streaming_stores(funcs[0]) and not streaming_stores(funcs[0], funcs[1:])

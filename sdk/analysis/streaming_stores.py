@@ -2,7 +2,7 @@
 
 An ordinary store first reads the line it writes (read-for-ownership), so a kernel streaming a large output moves
 three bytes for every two it needs; a non-temporal store writes the line whole. Measured on cpu_ref (2 cores, a
-4096x4096 fp32 softmax, one 16 KiB row per program): 8.4 -> 5.4-5.9 ms, 1.0x -> 1.4-1.5x torch. The price: the
+4096x4096 fp32 softmax, one 16 KiB row per program): 8.4 -> 6.5-6.9 ms, 0.98x -> 1.31x torch. The price: the
 stored lines leave the caches, so a consumer that would have found them there reads memory instead, and a store
 that some later read of the same launch needs is slower. Hence only:
 
@@ -10,7 +10,9 @@ that some later read of the same launch needs is slower. Hence only:
   block, whose consumers in fused graphs often read it back while cached);
 - through pointers whose function arguments no load of the kernel reads (no in-place update, no scratch re-read);
 - in kernels whose programs do not talk through memory (no atomics, barriers or custom ops with effects): a
-  non-temporal store is weakly ordered, and only the fence a backend places after its last program orders it.
+  non-temporal store is weakly ordered, and only the fence a backend places after its last program orders it;
+- in the kernel function only, and only where no other function of the module touches memory (a callee's pointer
+  arguments are not the kernel's, so the two cannot be compared).
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ STREAM_BYTES = 16 * 1024
 _TALKS = (O.AtomicRMW, O.AtomicCAS, O.AtomicLoad, O.AtomicStore, O.AtomicPoll, O.Barrier)
 
 
-def streaming_stores(func: O.Func) -> frozenset[Op]:
-    """The `tt.store` ops of `func` a backend may emit as non-temporal stores (module docstring)."""
+def streaming_stores(func: O.Func, others: list[O.Func] | tuple[O.Func, ...] = ()) -> frozenset[Op]:
+    """The `tt.store` ops of kernel `func` a backend may emit as non-temporal stores, `others` being the module's
+    other functions (module docstring)."""
     ops = list(func.walk())
     if any(isinstance(op, _TALKS) or (isinstance(op, CustomOp) and not op.pure) for op in ops):
+        return frozenset()
+    if any(isinstance(op, (*_TALKS, O.Load, O.Store, CustomOp)) for g in others for op in g.walk()):
         return frozenset()
     stores = [op for op in ops if isinstance(op, O.Store) and op.ptr.type.is_tensor and _bytes(op) >= STREAM_BYTES]
     if not stores:

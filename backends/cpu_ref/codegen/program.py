@@ -78,7 +78,8 @@ def lower_module(
             llmod, fn, rules, options, list(fn.args[n : n + 3]), list(fn.args[n + 3 : n + 6]), functions, target
         )
         ctx.may_fail = failing
-        ctx.streaming_stores = streaming_stores(f)
+        if f.sym_name == kernel_name:
+            ctx.streaming_stores = streaming_stores(f, [g for g in funcs if g is not f])
         if f.sym_name in failing:
             ctx.assert_state = fn.args[n + 6]
         for a, v in zip(f.args, fn.args[:n]):
