@@ -112,7 +112,8 @@ def _int_width(t: Type) -> int | None:
     return e.width if isinstance(e, IntType) else None
 
 
-def _pointee_bytes(t: Type) -> int:
+def pointee_bytes(t: Type) -> int:
+    """Bytes of one element a pointer (tile) `t` points at (a pointer's own pointee: 8)."""
     e = t.element
     assert isinstance(e, PointerType)
     p = e.pointee
@@ -280,7 +281,7 @@ def _bitcast(op: Op, xs: list[AxisInfo]) -> AxisInfo | None:
     src = op.operands[0].type
     if not isinstance(src.element, PointerType):
         return None if _int_width(src) != _int_width(op.result.type) else x
-    sb, db = _pointee_bytes(src), _pointee_bytes(op.result.type)
+    sb, db = pointee_bytes(src), pointee_bytes(op.result.type)
     if sb == db:
         return x
     div = tuple(gcd(v, sb) if c > 1 else v for c, v in zip(x.contiguity, x.divisibility))
@@ -291,7 +292,7 @@ def _bitcast(op: Op, xs: list[AxisInfo]) -> AxisInfo | None:
 def _add_sub(op: Op, xs: list[AxisInfo]) -> AxisInfo:
     a, b = xs
     sub = isinstance(op, O.SubI)
-    elem = _pointee_bytes(op.operands[0].type) if isinstance(op, O.AddPtr) else 1
+    elem = pointee_bytes(op.operands[0].type) if isinstance(op, O.AddPtr) else 1
 
     def contig(d: int) -> int:
         if sub:
@@ -595,7 +596,7 @@ class AxisInfoMap:
         proven consecutive, whether their first pointer is proven aligned to `width` elements, and whether the mask
         is proven the same over each run."""
         info = self[ptr]
-        elem = _pointee_bytes(ptr.type)
+        elem = pointee_bytes(ptr.type)
         return (
             info.contiguity[dim] >= width,
             info.contiguity[dim] >= width and info.divisibility[dim] % (width * elem) == 0,

@@ -20,8 +20,8 @@ from __future__ import annotations
 from ..custom_ops import CustomOp
 from ..ir import ops as O
 from ..ir.core import Op
-from ..ir.types import pointee
 from ..transforms.bounds_check import pointer_roots
+from .axis_info import pointee_bytes
 
 #: a store of at least this many bytes per program streams
 STREAM_BYTES = 16 * 1024
@@ -46,6 +46,4 @@ def streaming_stores(func: O.Func, others: list[O.Func] | tuple[O.Func, ...] = (
 
 
 def _bytes(store: O.Store) -> int:
-    t = pointee(store.ptr.type)
-    width = getattr(t.element, "width", 8)
-    return t.numel * max(1, width // 8)
+    return store.ptr.type.numel * pointee_bytes(store.ptr.type)

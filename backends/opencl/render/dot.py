@@ -12,7 +12,7 @@ from triton_backend_sdk.ir.types import FloatType, IntType
 
 from . import ctypes as CT
 from .context import Idx, RenderContext, ScratchArray, Tile, check_pow2, log2
-from .dot_blocked import render_blocked_dot
+from .dot_blocked import render_blocked_dot, scratch_float4
 from .elementwise import round_to
 from .rules import CSTYLE_RULES as RULES
 
@@ -128,14 +128,11 @@ def _dot_by_runs(
     ctx: RenderContext, out: Tile, A: ScratchArray, B: ScratchArray, k: str, M: int, N: int, R: int, cc: str
 ) -> None:
     """One k step: the work-item's column of B once, its R rows of A in vectors of RUN, R fmas in slot order."""
-    vt = ctx.lang.vector_type(cc, RUN)
     y = ctx.fresh("bk")
     ctx.emit(f"const {cc} {y} = {B[f'({k} << {log2(N)}) + (lid & {N - 1}u)']};")
     first = f"{k} * {M + RUN}u + ((lid >> {log2(N)}) << {log2(R)})"
     for c in range(R // RUN):
-        x = ctx.fresh("ak")
-        at = A.address(f"{first} + {c * RUN}u")
-        ctx.emit(f"const {vt} {x} = *((const {ctx.scratch_qual}{vt} *)({at}));")
+        x = scratch_float4(ctx, A, f"{first} + {c * RUN}u", "ak")
         for j in range(RUN):
             acc = f"{out.reg}[{c * RUN + j}]"
             ctx.emit(f"{acc} = fma({ctx.lang.vector_elem(x, j)}, {y}, {acc});")

@@ -150,9 +150,13 @@ def render_blocked_dot(ctx: RenderContext, op: O.Dot, acc: Tile) -> None:
     ctx.emit(ctx.lang.unroll_pragma)
     ctx.emit(f"for (uint {k} = 0u; {k} < {K}u; {k} += {KRUN}u) {{")
     with ctx.indent():
-        xs = [_float4(ctx, A, f"({i * layout.row_stride}u + {rg}) * {lda}u + {k}", "ak") for i in range(layout.TM)]
+        xs = [
+            scratch_float4(ctx, A, f"({i * layout.row_stride}u + {rg}) * {lda}u + {k}", "ak") for i in range(layout.TM)
+        ]
         for kk in range(KRUN):
-            ys = [_float4(ctx, B, f"({k} + {kk}u) * {N}u + {c0} + {4 * q}u", "bk") for q in range(layout.TN // 4)]
+            ys = [
+                scratch_float4(ctx, B, f"({k} + {kk}u) * {N}u + {c0} + {4 * q}u", "bk") for q in range(layout.TN // 4)
+            ]
             for i, x in enumerate(xs):
                 for j in range(layout.TN):
                     xe, ye = ctx.lang.vector_elem(x, kk), ctx.lang.vector_elem(ys[j // 4], j % 4)
@@ -163,7 +167,8 @@ def render_blocked_dot(ctx: RenderContext, op: O.Dot, acc: Tile) -> None:
     ctx.values[op.result] = acc
 
 
-def _float4(ctx: RenderContext, arr: ScratchArray, at: str, hint: str) -> str:
+def scratch_float4(ctx: RenderContext, arr: ScratchArray, at: str, hint: str) -> str:
+    """Declare a float4 named from `hint` holding arr[at..at+3] (16-byte aligned); returns its name."""
     name, vt = ctx.fresh(hint), ctx.lang.vector_type("float", 4)
     ctx.emit(f"const {vt} {name} = *((const {ctx.scratch_qual}{vt} *)({arr.address(at)}));")
     return name
