@@ -321,5 +321,6 @@ def test_opencl_one_work_item_softmax_walks_each_row_three_times(ocl, monkeypatc
     k = softmax_rows[(2,)](y, x, 2, 4096, BM=1, BN=4096)
     torch.testing.assert_close(y, torch.softmax(x, dim=1), atol=1e-6, rtol=1e-5)
     src = k.asm["cl"]
-    assert src.count("for (uint r") == 1, src
+    # the final loop: plain, or by runs of non-temporal vectors on a clang x86 device (tests/test_opencl_streaming.py)
+    assert src.count("for (uint r") + src.count("__builtin_nontemporal_store") == 1, src
     assert src.count("lane") >= 4

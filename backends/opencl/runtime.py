@@ -27,6 +27,7 @@ from .clock import clock_features
 from .compiler import CPU_FEATURE
 from .fences import fence_features
 from .ptx_features import ptx_features
+from .x86_features import x86_features
 
 NAME = "opencl"
 BUILD_OPTIONS = ("-cl-std=CL1.2",)
@@ -156,6 +157,7 @@ def features_of(dev: Any) -> tuple[str, ...]:
     feats |= clock_features(dev, bool(dev.type & pyopencl.device_type.CPU), is_pocl(dev))  # timed atomic_poll
     feats |= fence_features(dev)  # device-scope acquire/release on NVIDIA (fences.py)
     feats |= ptx_features(dev)  # warp shuffles and tl.exp's ex2.approx on NVIDIA (ptx_features.py)
+    feats |= x86_features(dev, bool(dev.type & pyopencl.device_type.CPU), is_pocl(dev))  # PoCL's clang on x86
     return tuple(sorted(feats))
 
 

@@ -25,6 +25,7 @@ from .elementwise import lift
 from .row_walk import fill_reducing
 from .rows import load_rows
 from .rules import CSTYLE_RULES, OPENCL_RULES
+from .streaming import render_streaming_store, stream_width
 from .subword_atomics import cas_helper, rmw_helper
 
 
@@ -198,6 +199,10 @@ def render_store(ctx: RenderContext, op: O.Store) -> None:
 
     if not op.value.type.is_tensor:
         ctx.emit(f"if (lid == 0u) {{ {stmt(Idx((), lin='0u'))} }}")
+        return
+    w = stream_width(ctx, op, t)
+    if w:
+        render_streaming_store(ctx, op, t, w)
         return
     mem = CT.mem_ctype(t)
     if vec4.applies(ctx, op.value.type.shape, mem) and ctx.ctype(op.value) == mem:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triton_backend_sdk.analysis.program_waits import programs_may_wait_for_each_other
+from triton_backend_sdk.analysis.streaming_stores import streaming_stores
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import BlockArgument, Module, OpResult, Value
@@ -125,6 +126,8 @@ def render_module(
     kernel = funcs[kernel_name]
     ctx = RenderContext(rules, lang, local_size, features, device, fp_fusion, vector_bits, scratch_space)
     ctx.functions = funcs
+    if ctx.L == 1 and lang.streaming_store(features) is not None:
+        ctx.streaming_stores = streaming_stores(kernel, [f for f in funcs.values() if f is not kernel])
     params: list[str] = []
     prologue: list[str] = []
     kinds: list[list[str]] = []
@@ -199,6 +202,7 @@ def render_module(
     if ctx.scratch_max:
         out.append(_scratch_union(ctx))
     out.append(lang.fixed_group_size.format(size=local_size))
+    out += lang.kernel_tuning(features)
     entry = lang.entry_prefix + kernel_name
     out.append(f"{lang.kernel_prefix}void {entry}(" + ", ".join(params) + ") {")
     out += ["  " + line for line in head + prologue]

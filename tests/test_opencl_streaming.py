@@ -1,0 +1,135 @@
+"""opencl's non-temporal stores and wide-vector tuning on a clang x86 CPU device (render/streaming.py, the language's
+`streaming_stores` / `kernel_tunings`, backends/opencl/x86_features.py): golden OpenCL C where the descriptor has
+the features and where it has not, and on PoCL results equal to torch for full, masked and misaligned rows."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from golden_ir import check_lines
+from test_opencl_render import FEATURES, render
+from triton_backend_sdk.backends.opencl.render.language import X86_NONTEMPORAL_STORE, X86_TUNE_WIDE
+from triton_backend_sdk.demo import softmax_kernel
+
+X86 = FEATURES | {X86_NONTEMPORAL_STORE, X86_TUNE_WIDE}
+
+
+def _row(n: int, ty: str = "f32", masked: bool = False) -> str:
+    """y[i] = x[i] + x[i] over n elements of `ty` (masked: i < %n)."""
+    mask = ", %m" if masked else ""
+    add = "arith.addi" if ty.startswith("i") else "arith.addf"
+    return f"""
+    %r = tt.make_range {{end = {n} : i32, start = 0 : i32}} : tensor<{n}xi32>
+    %s = tt.splat %n : i32 -> tensor<{n}xi32>
+    %m = arith.cmpi slt, %r, %s : tensor<{n}xi32>
+    %px = tt.splat %x : !tt.ptr<{ty}> -> tensor<{n}x!tt.ptr<{ty}>>
+    %qx = tt.addptr %px, %r : tensor<{n}x!tt.ptr<{ty}>>, tensor<{n}xi32>
+    %v = tt.load %qx{mask} : tensor<{n}x!tt.ptr<{ty}>>
+    %w = {add} %v, %v : tensor<{n}x{ty}>
+    %py = tt.splat %y : !tt.ptr<{ty}> -> tensor<{n}x!tt.ptr<{ty}>>
+    %qy = tt.addptr %py, %r : tensor<{n}x!tt.ptr<{ty}>>, tensor<{n}xi32>
+    tt.store %qy, %w{mask} : tensor<{n}x!tt.ptr<{ty}>>
+"""
+
+
+def _render(n: int, ty: str = "f32", masked: bool = False, features=X86, local_size: int = 1) -> str:
+    args = f"%x: !tt.ptr<{ty}>, %y: !tt.ptr<{ty}>, %n: i32"
+    return render(_row(n, ty, masked), args, local_size, features, vector_bits=512)
+
+
+def test_unmasked_row_streams_float16_vectors_and_fences():
+    check_lines(
+        _render(4096),
+        """
+        __attribute__((target("tune=x86-64")))
+        __kernel void tb_k(
+        for (uint c0 = 0u; c0 < 256u; ++c0) {
+        float nt0[16];
+        int full0 = 1;
+        for (uint j0 = 0u; j0 < 16u; ++j0) {
+        nt0[j0] =
+        if (full0 && ((ulong)p0 & 63ul) == 0ul) {
+        __builtin_nontemporal_store(vload16(0, nt0), (__global float16 *)p0);
+        } else {
+        for (uint j0 = 0u; j0 < 16u; ++j0) { *(
+        __builtin_ia32_sfence();
+        """,
+    )
+
+
+def test_masked_row_computes_under_the_mask_and_writes_whole_runs_only():
+    src = _render(4096, masked=True)
+    check_lines(
+        src,
+        """
+        const int tb_m = (((int)(c0 * 16u + j0)) < a_n0);
+        nt0[j0] = tb_m ? (
+        full0 &= tb_m;
+        if (full0 && ((ulong)p0 & 63ul) == 0ul) {
+        } else {
+        for (uint j0 = 0u; j0 < 16u; ++j0) if ((((int)(c0 * 16u + j0)) < a_n0)) { *(
+        """,
+    )
+
+
+@pytest.mark.parametrize(("ty", "n", "vec"), [("f64", 2048, "double8"), ("i32", 4096, "int16")])
+def test_vector_of_the_element_type_spans_the_descriptor_width(ty, n, vec):
+    assert f"(__global {vec} *)p0" in _render(n, ty)
+
+
+@pytest.mark.parametrize(
+    ("n", "features", "local_size"),
+    [
+        (1024, X86, 1),  # a 4 KiB tile: below STREAM_BYTES
+        (4096, FEATURES, 1),  # a device without the builtins
+        (4096, X86, 128),  # work-items share the row (a GPU's model): not this path
+    ],
+)
+def test_ordinary_stores_elsewhere(n, features, local_size):
+    src = _render(n, features=features, local_size=local_size)
+    assert "__builtin_nontemporal_store" not in src and "sfence" not in src
+    assert ("tune=x86-64" in src) == (X86_TUNE_WIDE in features)
+
+
+@triton.jit
+def _scaled_rows(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < n_cols
+    x = tl.load(x_ptr + row * stride + offs, mask=m, other=0.0)
+    tl.store(y_ptr + row * stride + offs, x * 2.0 + 1.0, mask=m)
+
+
+@pytest.fixture
+def x86_ocl(ocl):
+    from triton.runtime import driver
+
+    feats = driver.active.descriptor().features
+    if X86_NONTEMPORAL_STORE not in feats:
+        pytest.skip("the OpenCL device is not PoCL's x86 CPU device: no clang non-temporal stores to test")
+
+
+@pytest.mark.parametrize(("n_cols", "shift"), [(4096, 0), (4000, 0), (4096, 1)])
+def test_rows_stream_on_the_device_and_match_torch(x86_ocl, n_cols, shift):
+    """Full rows, a masked tail (the last run of each row takes the element path) and rows one float off the
+    64-byte alignment (every run takes the element path); other bytes of the output stay untouched."""
+    gen = torch.Generator().manual_seed(n_cols + shift)
+    rows = 19
+    x = torch.randn(rows * 4096, generator=gen)
+    buf = torch.full((rows * 4096 + 16,), -7.0)
+    y = buf[shift : shift + rows * 4096]
+    k = _scaled_rows[(rows,)](x, y, n_cols, 4096, BLOCK=4096)
+    assert "__builtin_nontemporal_store" in k.asm["cl"]
+    want = buf.clone()
+    want[shift : shift + rows * 4096].view(rows, 4096)[:, :n_cols] = x.view(rows, 4096)[:, :n_cols] * 2.0 + 1.0
+    torch.testing.assert_close(buf, want)
+
+
+def test_softmax_streams_and_matches_torch(x86_ocl):
+    x = torch.randn(33, 4096, generator=torch.Generator().manual_seed(5))
+    y = torch.empty_like(x)
+    k = softmax_kernel[(33,)](y, x, x.stride(0), y.stride(0), 4096, BLOCK=4096)
+    assert "__builtin_nontemporal_store" in k.asm["cl"] and "tune=x86-64" in k.asm["cl"]
+    torch.testing.assert_close(y, torch.softmax(x, 1), atol=1e-6, rtol=1e-5)
