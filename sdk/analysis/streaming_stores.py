@@ -2,7 +2,8 @@
 
 An ordinary store first reads the line it writes (read-for-ownership), so a kernel streaming a large output moves
 three bytes for every two it needs; a non-temporal store writes the line whole. Measured on cpu_ref (2 cores, a
-4096x4096 fp32 softmax, one 16 KiB row per program): 8.4 -> 6.5-6.9 ms, 0.98x -> 1.31x torch. The price: the
+4096x4096 fp32 softmax, one 16 KiB row per program): 8.4 -> 6.5-6.9 ms, 0.98x -> 1.31x torch (opencl on PoCL's
+x86 device writes the same stores with clang's builtin: backends/opencl/render/streaming.py). The price: the
 stored lines leave the caches, so a consumer that would have found them there reads memory instead, and a store
 that some later read of the same launch needs is slower. Hence only:
 
