@@ -96,8 +96,9 @@ def kernels() -> tuple:
     return add, softmax, layer_norm, matmul
 
 
-def cases(dev: str) -> Iterator[tuple]:
-    """(name, launch, reference, torch op to time, output, tolerance, bytes or flops) per benchmark."""
+def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
+    """(name, launch, reference, torch op to time, output, tolerance, bytes or flops) per benchmark; `work_items`:
+    the opencl launch option for the matmul (0: the backend's choice)."""
     import torch
     import triton
 
@@ -161,6 +162,7 @@ def cases(dev: str) -> Iterator[tuple]:
             BN=64,
             BK=32,
             num_warps=4,
+            **({"work_items": work_items} if work_items else {}),
         ),
         lambda: A.double() @ B.double(),
         lambda: A @ B,
@@ -184,10 +186,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         dev = "cpu"
     else:
         dev = "cuda"
-    for name, launch, ref, torch_op, out, tol, work in cases(dev):
+    for name, launch, ref, torch_op, out, tol, work in cases(dev, args.work_items):
         if args.only not in name:
             continue
         rec: dict = {"name": name, "backend": args.backend, "work": work}
+        if args.work_items and "matmul" in name:
+            rec["work_items"] = args.work_items
         try:
             t = time.perf_counter()
             launch()
@@ -308,6 +312,7 @@ def main() -> int:
     b.add_argument("--backend", choices=["cuda", "opencl"], required=True)
     b.add_argument("--json", required=True)
     b.add_argument("--only", default="", help="only cases whose name contains this text")
+    b.add_argument("--work-items", type=int, default=0, help="opencl matmul: work-items per program (0: default)")
     b.set_defaults(fn=cmd_bench)
     a = sub.add_parser("asm")
     a.add_argument("--backend", choices=["cuda", "opencl"], required=True)

@@ -5,7 +5,8 @@
 #   1. here, once, with network:   bash tools/gpu/fetch_wheels.sh        (fills .whl/, ignored by git)
 #   2. device tool:  run(command="bash tools/gpu/run_opencl_h200.sh", carry=[".whl"], kind="nvidia-h200",
 #                        timeout_s=600)   (ONLY=asm before it: just the kernels' PTX from both backends, ~30 s;
-#                        ONLY=bench: just the speed cases; CASE=matmul: only cases naming it)
+#                        ONLY=bench: just the speed cases; CASE=matmul: only cases naming it; WI_SWEEP="64 256":
+#                        the opencl matmul again at those work-items per program)
 # What it does, on the H200 machine (triton 3.6, torch 2.11+CUDA, Python 3.12, no network):
 #   - makes NVIDIA's OpenCL visible: an ICD file naming /usr/local/nvidia/lib64/libnvidia-opencl.so.1 (plus PoCL's
 #     own ICD files if present) in a folder given as OCL_ICD_VENDORS; selects it with TRITON_OPENCL_DEVICE=NVIDIA;
@@ -74,6 +75,12 @@ fi
 timeout 90 $H bench --backend cuda --only "${CASE:-}" --json "$OUT/bench_cuda.json" > "$OUT/bench_cuda.log" 2>&1
 timeout 120 $H bench --backend opencl --only "${CASE:-}" --json "$OUT/bench_opencl.json" > "$OUT/bench_opencl.log" 2>&1
 tail -5 "$OUT/bench_cuda.log" "$OUT/bench_opencl.log"
+# WI_SWEEP="64 256": the opencl matmul again with each number of work-items per program (a launch option)
+for wi in ${WI_SWEEP:-}; do
+  timeout 60 $H bench --backend opencl --only matmul --work-items "$wi" --json "$OUT/bench_opencl_wi$wi.json" \
+    > "$OUT/bench_opencl_wi$wi.log" 2>&1
+  tail -1 "$OUT/bench_opencl_wi$wi.log"
+done
 [ "${ONLY:-}" = bench ] && exit 0
 
 # ---- correctness on NVIDIA's OpenCL: our tests and the kernels suite, then the op suite -----------------------------
