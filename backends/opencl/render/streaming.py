@@ -22,8 +22,9 @@ _VECTOR_CTYPES = frozenset({"float", "double", "char", "uchar", "short", "ushort
 
 
 def stream_width(ctx: RenderContext, op: O.Store, t: Type) -> int:
-    """Elements per non-temporal vector for store `op` of memory type `t`, or 0 where it is an ordinary store."""
-    if op not in ctx.streaming_stores or ctx.L != 1 or ctx.lang.streaming_store(ctx.features) is None:
+    """Elements per non-temporal vector for store `op` of memory type `t`, or 0 where it is an ordinary store
+    (`ctx.streaming_stores` is empty unless the program is one work-item on a device with a streaming store)."""
+    if op not in ctx.streaming_stores:
         return 0
     mem = CT.mem_ctype(t)
     if mem not in _VECTOR_CTYPES or ctx.ctype(op.value) != mem or (isinstance(t, IntType) and t.width == 1):
