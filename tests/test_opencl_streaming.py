@@ -152,3 +152,25 @@ def test_2d_blocks_stream_by_rows_and_match_torch(x86_ocl, M, N):
     k = _scaled_blocks[(triton.cdiv(M, 32), triton.cdiv(N, 128))](x, y, M, N, x.stride(0), BM=32, BN=128)
     assert "__builtin_nontemporal_store" in k.asm["cl"]
     torch.testing.assert_close(y, x * 3.0 - 1.0)
+
+
+class _Dev:
+    def __init__(self, width: int) -> None:
+        self.preferred_vector_width_float = width
+
+
+@pytest.mark.parametrize(
+    ("machine", "cpu", "pocl", "width", "want"),
+    [
+        ("x86_64", True, True, 16, {X86_NONTEMPORAL_STORE, X86_TUNE_WIDE}),
+        ("x86_64", True, True, 8, {X86_NONTEMPORAL_STORE}),  # AVX2: its tuning already uses the whole width
+        ("aarch64", True, True, 4, set()),  # no sfence, no x86 tuning
+        ("x86_64", False, True, 16, set()),  # PoCL's GPU devices compile for the GPU
+        ("x86_64", True, False, 16, set()),  # another vendor's CPU compiler: its builtins are not known
+    ],
+)
+def test_x86_features_only_on_pocls_x86_cpu_device(monkeypatch, machine, cpu, pocl, width, want):
+    from triton_backend_sdk.backends.opencl import x86_features as X
+
+    monkeypatch.setattr(X.platform, "machine", lambda: machine)
+    assert X.x86_features(_Dev(width), cpu, pocl) == want
