@@ -155,3 +155,23 @@ def mask_implied_by_sink(load: O.Load, sink: Op) -> bool:
         and same_index(load, sink)
         and _feeds_value_only(load, sink)
     )
+
+
+def dot_operand_in_place(load: O.Load) -> int | None:
+    """The operand position (0: a, 1: b) of the `tt.dot` that may read `load`'s memory itself, at its own place,
+    instead of a copy of the tile made at the load's place; None where it may not. The dot is the only use of the
+    value and lies in the load's block, the load is non-volatile, and nothing between them can write memory.
+
+    A dot reads each element of a many times (once per column block of the output): a copy costs a store and a load
+    per element where the dot's first read of a row could have been its last miss (cpu_ref: tutorial 03's A tile)."""
+    block = load.parent
+    v = load.result
+    if block is None or load.is_volatile or not v.type.is_tensor or len(v.uses) != 1:
+        return None
+    dot, index = v.uses[0]
+    if not isinstance(dot, O.Dot) or dot.parent is not block or index > 1:
+        return None
+    ops = block.ops
+    if not all(_writes_nothing(o) for o in ops[ops.index(load) + 1 : ops.index(dot)]):
+        return None
+    return index

@@ -12,11 +12,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from math import gcd
 
 from llvmlite import ir
 from triton_backend_sdk.analysis.axis_info import axis_info_of
-from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink, rereadable
+from triton_backend_sdk.analysis.uses import dot_operand_in_place, load_sink, mask_implied_by_sink, rereadable
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
 from triton_backend_sdk.ir.core import Value
@@ -257,6 +258,96 @@ def _unread(op: O.Load):
     return gen
 
 
+@dataclass
+class InPlaceRead:
+    """A load whose only reader is a `tt.dot` that may read the memory itself (`uses.dot_operand_in_place`): lowering
+    the load emits nothing; the dot either reads rows through `row_pointer` where `all_true` holds at run time, or
+    calls `copy` for the tile as the load would have made it."""
+
+    op: O.Load
+    #: every row of the last dimension is one run of consecutive addresses (AxisInfo): element (.., r, k) lies at
+    #: row_pointer(.., r) + k
+    whole_rows: bool
+
+    @property
+    def ety(self) -> ir.Type:
+        return llvm_type(self.op.result.type)
+
+    def row_pointer(self, ctx: LoweringContext, idx: list[ir.Value]) -> ir.Value:
+        """The address of element `idx` (its last index 0 for a row's start)."""
+        ptr = ctx.get(self.op.ptr)
+        return ptr.element(ctx.b, idx) if isinstance(ptr, Tile) else ptr
+
+    def all_true(self, ctx: LoweringContext) -> ir.Value | None:
+        """An i1 that holds where the load's mask is true at every element (tested over the dimensions AxisInfo does
+        not prove constant), or None for an unmasked load."""
+        op = self.op
+        if op.mask is None:
+            return None
+        mask = ctx.get(op.mask)
+        if not isinstance(mask, Tile):
+            return mask
+        info = axis_info_of(op)
+        shape = op.result.type.shape
+        const = info[op.mask].constancy if info is not None else (1,) * len(shape)
+        tested = tuple(1 if c >= d else d for c, d in zip(const, shape))
+        byte = ir.IntType(8)
+        flag = ctx.alloca(byte, 1, "all_true")
+        ctx.b.store(ir.Constant(byte, 1), flag)
+
+        def body(idx: list[ir.Value]) -> None:
+            bit = ctx.b.zext(mask.element(ctx.b, idx), byte)
+            ctx.b.store(ctx.b.and_(ctx.b.load(flag, typ=byte), bit), flag)
+
+        ctx.loop_nest(tested, body)
+        return ctx.b.icmp_unsigned("!=", ctx.b.load(flag, typ=byte), ir.Constant(byte, 0))
+
+    def copy(self, ctx: LoweringContext) -> Tile:
+        """The tile as the load makes it elsewhere: a buffer filled a run at a time (or an element at a time)."""
+        op = self.op
+        res = op.result
+        st = pointee_storage(op.ptr.type)
+        out = ctx.new_buffer_tile(res.type.shape, llvm_type(res.type), "ld")
+        n, align = _run(op, op.ptr, op.mask, st)
+        if n > 1:
+            _load_runs(ctx, op, out, st, n, align)
+            return out
+        ptr = ctx.get(op.ptr)
+        mask = ctx.get(op.mask) if op.mask is not None else None
+        other = ctx.get(op.other) if op.other is not None else None
+
+        def elem(x, idx: list[ir.Value]) -> ir.Value | None:
+            return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+        def body(idx: list[ir.Value]) -> None:
+            v = _load_one(ctx, elem(ptr, idx), st, out.ety, elem(mask, idx), elem(other, idx))
+            ctx.store_element(out, idx, v)
+
+        ctx.loop_nest(res.type.shape, body)
+        return out
+
+
+#: loads left for their dot to read (`InPlaceRead`), by result value
+_IN_PLACE: weakref.WeakKeyDictionary[LoweringContext, dict[Value, InPlaceRead]] = weakref.WeakKeyDictionary()
+
+
+def in_place_read(ctx: LoweringContext, v: Value) -> InPlaceRead | None:
+    """The deferred load whose result is `v`, if its lowering left the reading to the dot."""
+    return _IN_PLACE.get(ctx, {}).get(v)
+
+
+def _defer_to_dot(ctx: LoweringContext, op: O.Load, st: ir.Type) -> None:
+    info = axis_info_of(op)
+    shape = op.result.type.shape
+    whole = info is not None and len(shape) >= 2 and info.contiguity(op.ptr) >= shape[-1]
+    _IN_PLACE.setdefault(ctx, {})[op.result] = InPlaceRead(op, whole)
+
+    def unread(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
+        raise AssertionError(f"{op.op_name} left to its tt.dot was read elsewhere")
+
+    ctx.values[op.result] = Tile(op.result.type.shape, llvm_type(op.result.type), gen=unread, cost=LOAD_COST)
+
+
 @RULES.register(O.Load)
 def lower_load(ctx: LoweringContext, op: O.Load) -> None:
     res = op.result
@@ -276,6 +367,9 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
             return None
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
 
+    if dot_operand_in_place(op) == 0 and st == ety:
+        _defer_to_dot(ctx, op, st)
+        return
     sink = load_sink(op)
     if isinstance(sink, O.Store):
         # read in the store's loop (vector add: one loop, no buffers); the guard's branch stays inside that loop
