@@ -50,8 +50,10 @@ SCRATCH_GLOBAL = "global"
 #: tile loops of at most this many register slots are unrolled (longer ones, on devices with few work-items per
 #: program, stay loops for the compiler to vectorize)
 MAX_UNROLL = 32
-#: a 1-D tile of at least VEC × L elements on a multi-work-item group is held in runs of VEC consecutive elements per
-#: work-item (Triton's sizePerThread=4 blocked layout), so contiguous aligned loads/stores can be 128-bit accesses
+#: a tile of at least VEC × L elements whose last dimension is a multiple of VEC, on a multi-work-item group, is held
+#: in runs of VEC consecutive elements per work-item (Triton's sizePerThread=4 blocked layout; for a 2-D tile, runs
+#: along its rows), so contiguous aligned loads/stores can be 128-bit accesses. 2-D tiles joined 1-D ones for
+#: tutorial 03's operand loads on NVIDIA: 16 scalar loads of A and 16 of B per k step and work-item became 4 + 4
 VEC = 4
 
 
@@ -423,7 +425,7 @@ class RenderContext:
 
     def vec_of(self, shape: tuple[int, ...]) -> int:
         """Consecutive elements a work-item holds per run in the canonical layout of `shape` (VEC or 1)."""
-        return VEC if self.L > 1 and len(shape) == 1 and numel(shape) >= VEC * self.L else 1
+        return VEC if self.L > 1 and shape and shape[-1] % VEC == 0 and numel(shape) >= VEC * self.L else 1
 
     # ---- the scratch area (local memory, or global memory where it does not fit) -----------------------------------
 

@@ -12,7 +12,7 @@ from triton_backend_sdk.ir.types import FloatType, IntType
 
 from . import ctypes as CT
 from .context import Idx, RenderContext, ScratchArray, Tile, check_pow2, log2
-from .dot_blocked import render_blocked_dot, scratch_float4
+from .dot_blocked import blocked_product, canonical_blocks, render_blocked_dot, scratch_float4
 from .elementwise import round_to
 from .rules import CSTYLE_RULES as RULES
 
@@ -41,6 +41,13 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
         return
     if ctx.L == 1 and not batch and ca == cb == cc and cc in ("float", "double"):
         _dot_one_work_item(ctx, op, M, N, K, cc)
+        return
+    blocks = canonical_blocks(ctx, M, N, K) if not batch and ca == cb == cc == "float" else None
+    if blocks is not None:
+        out = ctx.declare_tile(op.result.type.shape, cc, ctx.name_for(op.result, "t"))
+        ctx.assign_tile(out, acc)
+        blocked_product(ctx, op, out.reg, blocks)
+        ctx.values[op.result] = out
         return
     base = ctx.scratch_top
     rows = _row_runs(ctx, batch, M, N, ca, cb)
@@ -104,8 +111,8 @@ def _row_runs(ctx: RenderContext, batch: list[int], M: int, N: int, ca: str, cb:
     fall on 8 banks instead of one. Same products, same order: results are bit-identical to the plain staging.
     fp32 only (a float4 is 16 bytes, the scratch area's alignment)."""
     L = ctx.L
-    if batch or L == 1 or L < N or ca != "float" or ca != cb or M * N < L:
-        return 0
+    if batch or L == 1 or L < N or ca != "float" or ca != cb or M * N < L or ctx.vec_of((M, N)) > 1:
+        return 0  # (an output held in runs of VEC columns has no row-per-slot layout to stage A for)
     R = M * N // L
     return R if R % RUN == 0 else 0
 

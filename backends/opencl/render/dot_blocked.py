@@ -128,9 +128,26 @@ def declare_blocked(ctx: RenderContext, v: Value, layout: BlockedLayout, init: A
     return out
 
 
+def canonical_blocks(ctx: RenderContext, M: int, N: int, K: int) -> BlockedLayout | None:
+    """The canonical layout of an M x N tile held in runs of VEC (context.vec_of) as the blocked layout it is, where
+    it is one: work-item `lid`'s runs g are row g*(VEC*L/N) + lid/(N/VEC), columns VEC*(lid % (N/VEC)) + j — TM x VEC
+    blocks, slot g*VEC + j — wherever a row is at most VEC*L wide. A dot whose output is held so computes in blocks
+    with no change of layout."""
+    v = ctx.vec_of((M, N))
+    if v == 1 or N > v * ctx.L or (v * ctx.L) % N or K % KRUN:
+        return None
+    return BlockedLayout(M, N, M * N // (v * ctx.L), v)
+
+
 def render_blocked_dot(ctx: RenderContext, op: O.Dot, acc: Tile) -> None:
     """acc += a @ b in place (the caller checked that nothing else reads the accumulator)."""
-    layout: BlockedLayout = acc.layout
+    blocked_product(ctx, op, acc.reg, acc.layout)
+    ctx.values[op.result] = acc
+
+
+def blocked_product(ctx: RenderContext, op: O.Dot, reg: str, layout: BlockedLayout) -> None:
+    """reg += a @ b for the fp32 register array `reg` holding the output in `layout`: both operands staged in local
+    memory, then per KRUN k steps TM float4s of A and TN/4 of B per row of B for 4*TM*TN fmas."""
     (M, K), N = op.a.type.shape, op.b.type.shape[1]
     base = ctx.scratch_top
     lda = K + A_PAD
@@ -160,11 +177,10 @@ def render_blocked_dot(ctx: RenderContext, op: O.Dot, acc: Tile) -> None:
             for i, x in enumerate(xs):
                 for j in range(layout.TN):
                     xe, ye = ctx.lang.vector_elem(x, kk), ctx.lang.vector_elem(ys[j // 4], j % 4)
-                    slot = f"{acc.reg}[{i * layout.TN + j}]"
+                    slot = f"{reg}[{i * layout.TN + j}]"
                     ctx.emit(f"{slot} = fma({xe}, {ye}, {slot});")
     ctx.emit("}")
     ctx.scratch_top = base
-    ctx.values[op.result] = acc
 
 
 def scratch_float4(ctx: RenderContext, arr: ScratchArray, at: str, hint: str) -> str:

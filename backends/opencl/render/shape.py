@@ -98,7 +98,8 @@ def render_reshape(ctx: RenderContext, op: Op) -> None:
         _result_tile(ctx, op, lambda idx: x, 0, True)
         return
     cost, index_only = _src_info(ctx, x)
-    # a 1-D tile of >= VEC*L elements is held in runs of VEC, other shapes element-strided: where the two layouts
+    # a tile of >= VEC*L elements with rows of a multiple of VEC is held in runs of VEC, other shapes element-strided
+    # (context.VEC): where the two layouts
     # differ, the result's register slot is not the source's (the element is found by its linear index)
     same_layout = ctx.vec_of(src_shape) == ctx.vec_of(op.result.type.shape)
 

@@ -1,5 +1,5 @@
-"""128-bit loads and stores on a multi-work-item group (a GPU): a 1-D tile held in runs of VEC consecutive elements
-per work-item (context.VEC) is accessed a run at a time.
+"""128-bit loads and stores on a multi-work-item group (a GPU): a tile held in runs of VEC consecutive elements per
+work-item (context.VEC: 1-D tiles, and 2-D ones along their rows) is accessed a run at a time.
 
 What AxisInfo (triton_backend_sdk.analysis.axis_info) proves about a run is not checked again: pointers proven
 consecutive and 16-byte aligned are one `*(global float4 *)` access, consecutive but not proven aligned one
