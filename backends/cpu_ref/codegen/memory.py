@@ -311,20 +311,24 @@ class InPlaceRead:
         n, align = _run(op, op.ptr, op.mask, st)
         if n > 1:
             _load_runs(ctx, op, out, st, n, align)
-            return out
-        ptr = ctx.get(op.ptr)
-        mask = ctx.get(op.mask) if op.mask is not None else None
-        other = ctx.get(op.other) if op.other is not None else None
-
-        def elem(x, idx: list[ir.Value]) -> ir.Value | None:
-            return x.element(ctx.b, idx) if isinstance(x, Tile) else x
-
-        def body(idx: list[ir.Value]) -> None:
-            v = _load_one(ctx, elem(ptr, idx), st, out.ety, elem(mask, idx), elem(other, idx))
-            ctx.store_element(out, idx, v)
-
-        ctx.loop_nest(res.type.shape, body)
+        else:
+            mask = ctx.get(op.mask) if op.mask is not None else None
+            other = ctx.get(op.other) if op.other is not None else None
+            _load_elements(ctx, out, st, ctx.get(op.ptr), mask, other)
         return out
+
+
+def _load_elements(ctx: LoweringContext, out: Tile, st: ir.Type, ptr: object, mask: object, other: object) -> None:
+    """Fill buffer tile `out` an element at a time, each read under its own mask test."""
+
+    def elem(x, idx: list[ir.Value]) -> ir.Value | None:
+        return x.element(ctx.b, idx) if isinstance(x, Tile) else x
+
+    def body(idx: list[ir.Value]) -> None:
+        v = _load_one(ctx, elem(ptr, idx), st, out.ety, elem(mask, idx), elem(other, idx))
+        ctx.store_element(out, idx, v)
+
+    ctx.loop_nest(out.shape, body)
 
 
 #: loads left for their dot to read (`InPlaceRead`), by result value
@@ -336,7 +340,7 @@ def in_place_read(ctx: LoweringContext, v: Value) -> InPlaceRead | None:
     return _IN_PLACE.get(ctx, {}).get(v)
 
 
-def _defer_to_dot(ctx: LoweringContext, op: O.Load, st: ir.Type) -> None:
+def _defer_to_dot(ctx: LoweringContext, op: O.Load) -> None:
     info = axis_info_of(op)
     shape = op.result.type.shape
     whole = info is not None and len(shape) >= 2 and info.contiguity(op.ptr) >= shape[-1]
@@ -368,7 +372,7 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
 
     if dot_operand_in_place(op) == 0 and st == ety:
-        _defer_to_dot(ctx, op, st)
+        _defer_to_dot(ctx, op)
         return
     sink = load_sink(op)
     if isinstance(sink, O.Store):
@@ -411,12 +415,7 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
         ctx.define(res, out)
         return
     out = ctx.new_buffer_tile(res.type.shape, ety, "ld")
-
-    def body(idx: list[ir.Value]) -> None:
-        v = _load_one(ctx, elem(ptr, idx), st, ety, elem(mask, idx), elem(other, idx))
-        ctx.store_element(out, idx, v)
-
-    ctx.loop_nest(res.type.shape, body)
+    _load_elements(ctx, out, st, ptr, mask, other)
     ctx.define(res, out)
 
 
