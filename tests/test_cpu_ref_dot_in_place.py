@@ -8,7 +8,6 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-import triton_backend_sdk
 from golden_ir import check_lines, lower
 from triton_backend_sdk.analysis.uses import dot_operand_in_place
 from triton_backend_sdk.bench.kernels import matmul
@@ -133,14 +132,6 @@ def test_store_between_load_and_dot_copies_a():
 # ---- results ------------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cpu_ref():
-    prev = triton.runtime.driver.active
-    triton_backend_sdk.use("cpu_ref")
-    yield
-    triton.runtime.driver.set_active(prev)
-
-
 @pytest.mark.parametrize(
     "mnk,tiles",
     [
@@ -150,7 +141,7 @@ def cpu_ref():
         ((128, 128, 64), (128, 128, 32)),  # the bench's tiles
     ],
 )
-def test_tutorial_matmul_matches_torch(cpu_ref, mnk, tiles):
+def test_tutorial_matmul_matches_torch(cpu_ref_active, mnk, tiles):
     m, n, k = mnk
     g = torch.Generator().manual_seed(m * n + k)
     a, b = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
@@ -159,7 +150,7 @@ def test_tutorial_matmul_matches_torch(cpu_ref, mnk, tiles):
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_fp16_operands_keep_the_widening_copy(cpu_ref):
+def test_fp16_operands_keep_the_widening_copy(cpu_ref_active):
     g = torch.Generator().manual_seed(7)
     a, b = torch.randn(96, 80, generator=g).half(), torch.randn(80, 64, generator=g).half()
     c = torch.empty(96, 64)
@@ -178,7 +169,7 @@ def _dot_after_overwrite(x_ptr, y_ptr, z_ptr, N: tl.constexpr):
     tl.store(z_ptr + off, tl.dot(a, b))
 
 
-def test_dot_sees_a_as_loaded_before_a_store_to_it(cpu_ref):
+def test_dot_sees_a_as_loaded_before_a_store_to_it(cpu_ref_active):
     g = torch.Generator().manual_seed(11)
     x, y = torch.randn(32, 32, generator=g), torch.randn(32, 32, generator=g)
     expected = x @ y
@@ -197,7 +188,7 @@ def _batched(x_ptr, y_ptr, z_ptr, N: tl.constexpr):
     tl.store(z_ptr + off, tl.dot(tl.load(x_ptr + off), tl.load(y_ptr + off)))
 
 
-def test_batched_dot_reads_each_batch_in_place(cpu_ref):
+def test_batched_dot_reads_each_batch_in_place(cpu_ref_active):
     g = torch.Generator().manual_seed(5)
     x, y = torch.randn(2, 32, 32, generator=g), torch.randn(2, 32, 32, generator=g)
     z = torch.empty(2, 32, 32)

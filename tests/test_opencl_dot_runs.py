@@ -13,16 +13,22 @@ import triton.language as tl
 from golden_ir import check_lines
 from test_opencl_render import render
 
-DOT = """
-    %a = tt.splat %x : !tt.ptr<f32> -> tensor<64x32x!tt.ptr<f32>>
-    %va = tt.load %a : tensor<64x32x!tt.ptr<f32>>
-    %b = tt.splat %x : !tt.ptr<f32> -> tensor<32x64x!tt.ptr<f32>>
-    %vb = tt.load %b : tensor<32x64x!tt.ptr<f32>>
-    %c = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
-    %d = tt.dot %va, %vb, %c, inputPrecision = ieee : tensor<64x32xf32> * tensor<32x64xf32> -> tensor<64x64xf32>
-    %o = tt.splat %x : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>>
-    tt.store %o, %d : tensor<64x64x!tt.ptr<f32>>
+
+def _dot_ttir(m: int, n: int, k: int) -> str:
+    """An m x k by k x n fp32 dot of two loads (of one address each: scalar reads), stored."""
+    return f"""
+    %a = tt.splat %x : !tt.ptr<f32> -> tensor<{m}x{k}x!tt.ptr<f32>>
+    %va = tt.load %a : tensor<{m}x{k}x!tt.ptr<f32>>
+    %b = tt.splat %x : !tt.ptr<f32> -> tensor<{k}x{n}x!tt.ptr<f32>>
+    %vb = tt.load %b : tensor<{k}x{n}x!tt.ptr<f32>>
+    %c = arith.constant dense<0.000000e+00> : tensor<{m}x{n}xf32>
+    %d = tt.dot %va, %vb, %c, inputPrecision = ieee : tensor<{m}x{k}xf32> * tensor<{k}x{n}xf32> -> tensor<{m}x{n}xf32>
+    %o = tt.splat %x : !tt.ptr<f32> -> tensor<{m}x{n}x!tt.ptr<f32>>
+    tt.store %o, %d : tensor<{m}x{n}x!tt.ptr<f32>>
 """
+
+
+DOT = _dot_ttir(64, 64, 32)
 
 
 def test_an_output_held_in_runs_of_four_computes_in_blocks():
@@ -48,16 +54,7 @@ def test_an_output_held_in_runs_of_four_computes_in_blocks():
     )
 
 
-NARROW = """
-    %a = tt.splat %x : !tt.ptr<f32> -> tensor<256x16x!tt.ptr<f32>>
-    %va = tt.load %a : tensor<256x16x!tt.ptr<f32>>
-    %b = tt.splat %x : !tt.ptr<f32> -> tensor<16x2x!tt.ptr<f32>>
-    %vb = tt.load %b : tensor<16x2x!tt.ptr<f32>>
-    %c = arith.constant dense<0.000000e+00> : tensor<256x2xf32>
-    %d = tt.dot %va, %vb, %c, inputPrecision = ieee : tensor<256x16xf32> * tensor<16x2xf32> -> tensor<256x2xf32>
-    %o = tt.splat %x : !tt.ptr<f32> -> tensor<256x2x!tt.ptr<f32>>
-    tt.store %o, %d : tensor<256x2x!tt.ptr<f32>>
-"""
+NARROW = _dot_ttir(256, 2, 16)
 
 
 def test_a_rows_of_a_work_item_are_float4_reads():
