@@ -1,8 +1,8 @@
 """The loop-carried `tl.dot` accumulator on a multi-work-item group (tutorial 03's `acc = tl.dot(a, b, acc)` in an
 scf.for), held in a *blocked* register layout instead of the canonical one.
 
-In the canonical layout a work-item holds one column of a 64x64 output (128 work-items): each k step reads 32 values
-of A and one of B from local memory for 32 fmas, and local-memory reads bound the loop on a GPU. In the blocked
+In an element-strided layout a work-item holds one column of a 64x64 output (128 work-items): each k step reads 32
+values of A and one of B from local memory for 32 fmas, and local-memory reads bound the loop on a GPU. In the blocked
 layout work-item `lid` holds a TM x TN block: columns `cg*TN + j` (cg = lid % (N/TN), j < TN, consecutive, read as
 float4s of B) and rows `i*(M/TM) + rg` (rg = lid / (N/TN), i < TM: strided, so the A rows two lanes read are a bank
 group apart); per 4 k steps it reads TM float4s of A (row-major, rows padded by 4) and TN float4s of B for
@@ -11,7 +11,10 @@ each, so results are bit-identical to the canonical path.
 
 The layout never leaves the loop: the accumulator's only reader is the dot, whose result is the loop's next value;
 the initial value is written into the layout before the loop and the loop's result is read back into the canonical
-layout after it (one exchange through local memory each way, not one per iteration)."""
+layout after it (one exchange through local memory each way, not one per iteration).
+
+Where the canonical layout holds a tile in runs of VEC along its rows (context.vec_of), it already is a blocked layout
+with TN = VEC (`canonical_blocks`: 8x4 for 64x64 on 128 work-items): a dot outside a loop computes in it directly."""
 
 from __future__ import annotations
 
