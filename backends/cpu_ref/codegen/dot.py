@@ -7,10 +7,11 @@ Where the tile allows it, the product runs as a register-blocked microkernel: an
 lives in vector registers (LLVM vector phis) for the whole k loop; each step loads NV vectors of a row of b and
 broadcasts MR scalars of a column of a. Other shapes fall back to an (m, k, n) loop nest LLVM vectorizes.
 
-An fp32 a loaded for this dot alone (`uses.dot_operand_in_place`) with whole rows contiguous is read where it lies,
-not copied: each row block broadcasts from its MR row pointers and prefetches the next block's rows while it
-computes (tutorial 03 at 2048^3, 128x128x32 tiles: the copy's misses were ~10% of the kernel's samples; best of 9
-launches 250-278 -> 293-313 GFLOP/s, interleaved processes). A mask is tested once per tile at run time; where it
+An a of the result's element type (fp32, fp64, int32; f16/bf16 for an f16/bf16 result, widened as it is read) loaded
+for this dot alone (`uses.dot_operand_in_place`) with whole rows contiguous is read where it lies, not copied: each
+row block broadcasts from its MR row pointers and prefetches the next block's rows while it computes (tutorial 03 at
+2048^3, 128x128x32 tiles: the copy's misses were ~10% of the kernel's samples; best of 9 launches 250-278 -> 293-313
+GFLOP/s, interleaved processes). A mask is tested once per tile at run time; where it
 fails anywhere (a ragged k edge) the product runs on the load's copy instead. b stays copied: its rows lie a whole
 row of B apart and, read in place, fell into the same L1 sets (slower in the same test).
 """
