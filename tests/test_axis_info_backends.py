@@ -294,8 +294,11 @@ def test_tutorial_03_opencl_c_reads_proven_rows_without_checks(ocl):
     torch.testing.assert_close(c.float(), (a.float() @ b.float()), atol=2e-2, rtol=2e-2)
     src = k.asm["cl"]
     assert " &= (" not in src  # no run-time row check left
-    assert re.search(r"= t_\w+\[q\d* \* 32u\];", src)  # a's proven runs of 32, each read from its first pointer
-    assert re.search(r"= t_\w+\[q\d* \* 16u\];", src)  # b's proven runs of 16 (gcd(64, divisibility of N))
+    # a's proven runs of 32, each read from its first pointer plus the loop's carried scalar offset
+    assert re.search(r"= \(t_\w+\[\(q\d* \* 32u\)\] \+ v_\w+\);", src)
+    assert re.search(r"= \(t_\w+\[\(q\d* \* 16u\)\] \+ v_\w+\);", src)  # b's runs of 16 (gcd(64, N's divisibility))
+    # the pointer tiles are built once before the loop, never walked per k step (CarriedPointerOffsets)
+    assert not re.search(r"t_\w+\[r\d+\] = \(t_\w+\[i\d+\] \+", src)
 
 
 @pytest.mark.parametrize("work_items", [1, 128])

@@ -81,3 +81,42 @@ def test_pointer_walks_match_torch(ocl):
     _walk[(1,)](x, out, steps, x.stride(0), BLOCK=BLOCK)
     want = x[:steps].double().sum(0) + 2 * x[0 : 2 * steps : 2].double().sum(0)
     torch.testing.assert_close(out, want.float(), rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def _wrapped_rows(x_ptr, out_ptr, M, n_cols, stride, BM: tl.constexpr, BK: tl.constexpr):
+    """Row sums of x over wrapped row indices (`% M`, a run-time divisor, as tutorial 03's `offs_am`), the pointer
+    tile advanced by BK columns per step under a ragged column mask."""
+    rows = (tl.program_id(0) * BM + tl.arange(0, BM)) % M
+    cols = tl.arange(0, BK)
+    p = x_ptr + rows[:, None] * stride + cols[None, :]
+    acc = tl.zeros((BM, BK), dtype=tl.float32)
+    for k in range(0, tl.cdiv(n_cols, BK)):
+        acc += tl.load(p, mask=cols[None, :] < n_cols - k * BK, other=0.0)
+        p += BK
+    out = tl.program_id(0) * BM + tl.arange(0, BM)
+    tl.store(out_ptr + out, tl.sum(acc, axis=1), mask=out < 2 * M)
+
+
+def test_compiled_pointer_walk_carries_a_scalar_offset(ocl):
+    """Compiled through Triton: the carried pointer tile becomes a scalar offset (CarriedPointerOffsets), the tile is
+    built once before the loop with its `% M` (a division is stored, not recomputed in the loop: DIVISION_COST),
+    and on one work-item each row is read from its first pointer plus the offset. Rows wrap past M; results match
+    torch at 1 and 128 work-items."""
+    M, n_cols, BM, BK = 37, 83, 16, 32
+    x = torch.randn(M, 96, generator=torch.Generator().manual_seed(5))
+    want = x[:, :n_cols].double().sum(1)
+    want = torch.cat([want, want])[: 2 * M].float()
+    for work_items in (1, 128):
+        out = torch.full((2 * M + BM,), float("nan"))
+        k = _wrapped_rows[(triton.cdiv(2 * M, BM),)](x, out, M, n_cols, x.stride(0), BM=BM, BK=BK, work_items=work_items)
+        torch.testing.assert_close(out[: 2 * M], want, rtol=1e-5, atol=1e-5)
+        assert out[2 * M :].isnan().all()
+        src = k.asm["cl"]
+        body = src.split("for (int iv_")[1]
+        assert " % " not in body  # the wrapped rows are computed once, before the loop
+        tiles = re.findall(r"__global float \* (t_\w+)\[", src)
+        # pointer tiles: built before the loop, only read in it
+        assert tiles and not any(re.search(rf"{t}\[[^\]]*\] = ", body) for t in tiles)
+        if work_items == 1:
+            assert re.search(r"= \(t_\w+\[\(q\d+ \* 32u\)\] \+ v_\w+\);", body)  # a run per row, from its first pointer

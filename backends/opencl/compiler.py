@@ -72,6 +72,14 @@ class OpenCLBackend(TargetBackend):
                 raise OptionsError(f"{WORK_ITEMS_ENV}={env!r} is not an integer") from None
         return super().parse_options(options)
 
+    def ir_passes(self, options: Options) -> list[IRPass]:
+        """Pointer tiles advanced through a loop by a splat offset carry that offset as a scalar (the SDK pass cpu_ref
+        runs too): one add per iteration instead of a walk over the tile (tutorial 03 on PoCL: 2 x 4,096 pointers
+        per k step), and on GPUs no pointer registers updated per element."""
+        from triton_backend_sdk.transforms.carried_pointers import CarriedPointerOffsets
+
+        return [CarriedPointerOffsets()]
+
     def tile_passes(self, options: Options) -> list[IRPass]:
         """The SDK's thread-locality rewrite, as cpu_ref runs it and as Triton's CUDA path does with layouts: a
         loop-carried reduction keeps lane-wide partials and reduces once after the loop. Lanes come from the

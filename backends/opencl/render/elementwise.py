@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from triton_backend_sdk.analysis.tile_model import CHEAP_INDEX
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op
 from triton_backend_sdk.ir.enums import PropagateNan, RoundingMode
@@ -158,7 +159,16 @@ def render_int_binary(ctx: RenderContext, op: Op) -> None:
     t = op.result.type
     if not isinstance(t.element, IntType):
         raise ctx.unsupported(f"{op.op_name} on {t.element}", op)
-    lift(ctx, op, lambda a, b: f(ctx, t, a, b))
+    divides = type(op) in _DIVISIONS and not isinstance(op.operands[1].owner, O.Constant)
+    lift(ctx, op, lambda a, b: f(ctx, t, a, b), cost=DIVISION_COST if divides else 1)
+
+
+#: a generator with an integer division by a run-time value in it is stored where it is read in a loop's body or
+#: read twice, not recomputed: tens of cycles a division, against a store and a load (tutorial 03's `offs_am % M`
+#: rows, read every k step through a carried pointer offset, were one division per prefetched line and per row);
+#: the device compiler turns a division by a constant into multiplies and shifts
+DIVISION_COST = CHEAP_INDEX
+_DIVISIONS = (O.DivSI, O.DivUI, O.RemSI, O.RemUI)
 
 
 def _ctz(ctx: RenderContext, t: Type, a: str) -> str:

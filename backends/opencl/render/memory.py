@@ -23,7 +23,7 @@ from . import vec4
 from .context import Idx, RenderContext, Tile
 from .elementwise import lift
 from .row_walk import fill_reducing
-from .rows import load_rows
+from .rows import MIN_RUN, load_rows
 from .rules import CSTYLE_RULES, OPENCL_RULES
 from .streaming import render_streaming_store, stream_width
 from .subword_atomics import cas_helper, rmw_helper
@@ -108,9 +108,15 @@ LOAD_COST = 8
 
 def _deferred_sink(ctx: RenderContext, op: O.Load, ptr: object) -> Op | None:
     """The op in whose loop a tile load on a one-work-item program (a CPU device) is read (see
-    `triton_backend_sdk.analysis.uses`), or None. Pointer tiles held in registers keep the row-wise path
-    (`load_rows`)."""
+    `triton_backend_sdk.analysis.uses`), or None. The row-wise path (`load_rows`) is kept for pointer tiles held in
+    registers, for pointers computed from such a tile that AxisInfo proves run in rows (a carried pointer offset:
+    `start[i] + off`, which the device compiler would gather element by element), and for a load a `tl.dot` reads
+    (the product wants the operand whole in registers)."""
     if ctx.L != 1 or (isinstance(ptr, Tile) and ptr.reg is not None):
+        return None
+    if isinstance(ptr, Tile) and not ptr.index_only and _contiguity(op, op.ptr) >= MIN_RUN:
+        return None
+    if any(isinstance(user, O.Dot) for user, _ in op.result.uses):
         return None
     return load_sink(op)
 

@@ -32,12 +32,12 @@ def load_rows(
     `contiguity` is the proven run length of the pointers along the last dimension."""
     shape = out.shape
     D = shape[-1] if shape else 1
-    if ctx.L != 1 or not isinstance(ptr, Tile) or ptr.reg is None or numel(shape) < D:
+    if ctx.L != 1 or not isinstance(ptr, Tile) or numel(shape) < D:
         return False
     if min(contiguity, D) >= MIN_RUN:
         _proven_runs(ctx, out, ptr, value, min(contiguity, D))
         return True
-    if D < MIN_ROW:
+    if D < MIN_ROW or ptr.reg is None:
         return False
     rows = numel(shape) // D
     row, j, p0, ok = ctx.fresh("row"), ctx.fresh("j"), ctx.fresh("p0"), ctx.fresh("ok")
@@ -65,7 +65,14 @@ def load_rows(
 def _prefetch(ctx: RenderContext, ptr: Tile, n: int) -> None:
     if CPU_FEATURE in ctx.features:  # x86/ARM prefetches never fault: masked-off pointers are harmless
         pf = ctx.fresh("pf")
-        ctx.emit(f"for (uint {pf} = 0u; {pf} < {n}u; {pf} += {PREFETCH_STRIDE}u) __builtin_prefetch({ptr.reg}[{pf}]);")
+        with ctx.loop_body() as (inner, base):
+            p = ctx.element(ptr, Idx(ptr.shape, lin=pf, slot=pf))
+        ctx.emit(f"for (uint {pf} = 0u; {pf} < {n}u; {pf} += {PREFETCH_STRIDE}u) {{")
+        with ctx.indent():
+            ctx.emit_lines(inner)
+            ctx.emit(f"__builtin_prefetch({p});")
+        ctx.emit("}")
+        ctx.scratch_top = base
 
 
 def _proven_runs(ctx: RenderContext, out: Tile, ptr: Tile, value: Callable[[Idx, str | None], str], C: int) -> None:
@@ -74,13 +81,15 @@ def _proven_runs(ctx: RenderContext, out: Tile, ptr: Tile, value: Callable[[Idx,
     q, j, p0 = ctx.fresh("q"), ctx.fresh("j"), ctx.fresh("p0")
     lin = f"({q} * {C}u + {j})"
     idx = Idx(out.shape, lin=lin, slot=lin)
+    first = f"({q} * {C}u)"
     with ctx.loop_body() as (inner, base):
         fast = value(idx, f"({p0} + {j})")
+        start = ctx.element(ptr, Idx(out.shape, lin=first, slot=first))
     _prefetch(ctx, ptr, n)
     ctx.emit(f"for (uint {q} = 0u; {q} < {n // C}u; ++{q}) {{")
     with ctx.indent():
         ctx.emit_lines(inner)
-        ctx.emit(f"{ptr.ctype}{p0} = {ptr.reg}[{q} * {C}u];")
+        ctx.emit(f"{ptr.ctype}{p0} = {start};")
         ctx.emit(f"for (uint {j} = 0u; {j} < {C}u; ++{j}) {out.reg}[{lin}] = {fast};")
     ctx.emit("}")
     ctx.scratch_top = base
