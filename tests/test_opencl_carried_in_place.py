@@ -91,7 +91,7 @@ def _wrapped_rows(x_ptr, out_ptr, M, n_cols, stride, BM: tl.constexpr, BK: tl.co
     cols = tl.arange(0, BK)
     p = x_ptr + rows[:, None] * stride + cols[None, :]
     acc = tl.zeros((BM, BK), dtype=tl.float32)
-    for k in range(0, tl.cdiv(n_cols, BK)):
+    for k in range(tl.cdiv(n_cols, BK)):
         acc += tl.load(p, mask=cols[None, :] < n_cols - k * BK, other=0.0)
         p += BK
     out = tl.program_id(0) * BM + tl.arange(0, BM)
@@ -109,7 +109,9 @@ def test_compiled_pointer_walk_carries_a_scalar_offset(ocl):
     want = torch.cat([want, want])[: 2 * M].float()
     for work_items in (1, 128):
         out = torch.full((2 * M + BM,), float("nan"))
-        k = _wrapped_rows[(triton.cdiv(2 * M, BM),)](x, out, M, n_cols, x.stride(0), BM=BM, BK=BK, work_items=work_items)
+        k = _wrapped_rows[(triton.cdiv(2 * M, BM),)](
+            x, out, M, n_cols, x.stride(0), BM=BM, BK=BK, work_items=work_items
+        )
         torch.testing.assert_close(out[: 2 * M], want, rtol=1e-5, atol=1e-5)
         assert out[2 * M :].isnan().all()
         src = k.asm["cl"]
