@@ -208,3 +208,24 @@ def test_erf_and_log_within_bound_on_the_device(ocl, fn):
         err = np.where(same, 0.0, np.abs(got - ref) / np.spacing(np.abs(ref32)).astype(np.float64))
     assert np.nan_to_num(err, nan=np.inf).max() <= bound, f"{err.max():.2f} ulp at x={x[err.argmax()]!r}"
     assert (np.signbit(got) == np.signbit(ref32))[~np.isnan(ref32)].all()
+
+
+@pytest.mark.parametrize(
+    "n_cols,block,work_items", [(4096, 4096, 1), (4000, 4096, 1), (1000, 1024, 1), (4000, 4096, 128)]
+)
+def test_long_rows_are_prefetched_ahead_in_their_walk(ocl, n_cols, block, work_items):
+    """A row walk over a long contiguous fp32 row (softmax's load, max and sum in one pass) prefetches 2 KiB ahead of
+    the element it reads, once per 64-byte line (`tile_model.row_prefetch_distance`); rows under 8 KiB and
+    multi-work-item groups have none. Results match torch, ragged rows included."""
+    from triton_backend_sdk.demo import softmax_kernel
+
+    m = 5
+    x = torch.randn(m, n_cols, generator=torch.Generator().manual_seed(2))
+    y = torch.full_like(x, float("nan"))
+    k = softmax_kernel[(m,)](y, x, x.stride(0), y.stride(0), n_cols, BLOCK=block, work_items=work_items)
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-7)
+    src = k.asm["cl"]
+    if block * 4 >= 8192 and work_items == 1:
+        assert src.count("__builtin_prefetch(") == 2 and src.count(") + 512);") == 2
+    else:
+        assert "__builtin_prefetch(" not in src

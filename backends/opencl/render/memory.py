@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from triton_backend_sdk.analysis.axis_info import axis_info_of, proven_uniform
+from triton_backend_sdk.analysis.tile_model import row_prefetch_distance
 from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Op, Value
 from triton_backend_sdk.ir.enums import MemSemantic, RMWOp
 from triton_backend_sdk.ir.types import FloatKind, FloatType, IntType, PointerType, Type
 
+from ..compiler import CPU_FEATURE
 from . import ctypes as CT
 from . import vec4
 from .context import Idx, RenderContext, Tile
@@ -134,6 +136,17 @@ def _contiguity(op: Op, ptr: Value) -> int:
     return 1 if info is None else info.contiguity(ptr)
 
 
+def _row_ahead(ctx: RenderContext, op: O.Load, ptr: object, t: Type) -> Callable[[Idx], str] | None:
+    """Where a row walk over this load prefetches on a CPU device (`row_walk.walk_rows`): the element's pointer the
+    shared tile model's distance further on (`row_prefetch_distance`), or None."""
+    if CPU_FEATURE not in ctx.features or not isinstance(ptr, Tile):
+        return None
+    ahead = row_prefetch_distance(CT.size_of(CT.mem_ctype(t)), op.result.type.shape[-1], _contiguity(op, op.ptr))
+    if ahead is None:
+        return None
+    return lambda idx: f"({ctx.element(ptr, idx)}) + {ahead}"
+
+
 @CSTYLE_RULES.register(O.Load)
 def render_load(ctx: RenderContext, op: O.Load) -> None:
     t = pointee(ctx, op.ptr, op)
@@ -171,7 +184,7 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
         ctx.define(res, Tile(res.type.shape, ctype, gen=gen, cost=LOAD_COST))
         return
     name = ctx.name_for(res, "t")
-    fused = None if volatile else fill_reducing(ctx, res, value, name)
+    fused = None if volatile else fill_reducing(ctx, res, value, name, _row_ahead(ctx, op, ptr, t))
     if fused is not None:
         ctx.define(res, fused)
         return

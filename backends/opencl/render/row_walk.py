@@ -33,11 +33,13 @@ def walk_rows(
     values: list[Callable[[Idx], str]],
     out: Tile | None,
     reductions: list[O.Reduce],
+    ahead: Callable[[Idx], str] | None = None,
 ) -> list[list[str | Tile]]:
     """Emit the walk over the elements `values[i](idx)` of a reduction's operands (one operand, or an argmin's
     value and index): the first stored into `out` (if given), all folded into each reduction along the last axis.
     Returns each reduction's results (C names for a 1-D tile, else register tiles of the row shape). One
-    work-item only: the element at linear index e is register slot e."""
+    work-item only: the element at linear index e is register slot e. `ahead(idx)`, where given, is an address to
+    prefetch for the element at idx (a load's pointer some way further along its row), one per 64-byte line."""
     assert ctx.L == 1
     n = shape[-1]
     rows = numel(shape) // n
@@ -80,6 +82,11 @@ def walk_rows(
         ctx.emit("}")
         if n > p:
             ctx.emit(f"for (uint {q} = 1u; {q} < {n // p}u; ++{q}) {{")
+            if ahead is not None:
+                line = max(1, 64 // CT.size_of(ctypes[0]))
+                for e in range(0, p, line):
+                    lin = f"({o} * {n}u + {q} * {p}u + {e}u)" if rows > 1 else f"({q} * {p}u + {e}u)"
+                    ctx.emit(f"__builtin_prefetch({ahead(Idx(shape, lin=lin, slot=lin))});")
             ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
             with ctx.indent():
                 element(f"{q} * {p}u + {j}", False)
@@ -108,11 +115,17 @@ def _combine(ctx: RenderContext, op: O.Reduce, lhs: list[str], rhs: list[str], t
     combine(ctx, op, lhs, rhs, targets)
 
 
-def fill_reducing(ctx: RenderContext, v: Value, value: Callable[[Idx], str], name: str) -> Tile | None:
+def fill_reducing(
+    ctx: RenderContext,
+    v: Value,
+    value: Callable[[Idx], str],
+    name: str,
+    ahead: Callable[[Idx], str] | None = None,
+) -> Tile | None:
     """Store tile `v` (elements `value(idx)`) into a register tile named `name` and compute the reductions the
     shared tile model fuses into that walk (their results go to `ctx.fused_results`); the tile is not stored when
     only those reductions read it. None (nothing emitted) on work-groups of several work-items or when no
-    reduction fuses."""
+    reduction fuses. `ahead`: addresses to prefetch as the walk goes (`walk_rows`)."""
     shape = v.type.shape if v.type.is_tensor else ()
     if ctx.L != 1 or not shape:
         return None
@@ -122,7 +135,7 @@ def fill_reducing(ctx: RenderContext, v: Value, value: Callable[[Idx], str], nam
     ctype = ctx.ctype(v)
     keep = any(user not in reductions for user, _ in v.uses)
     out = ctx.declare_tile(shape, ctype, name) if keep else None
-    for r, res in zip(reductions, walk_rows(ctx, shape, [ctype], [value], out, reductions)):
+    for r, res in zip(reductions, walk_rows(ctx, shape, [ctype], [value], out, reductions, ahead)):
         ctx.fused_results[r] = res
     return out if out is not None else Tile(shape, ctype, gen=_unread(v))
 
