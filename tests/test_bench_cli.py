@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,23 @@ def test_matmul_tiles_are_the_fastest_candidate():
 
     for fastest in (MATMUL_TILES[0], MATMUL_TILES[-1]):
         assert autotuned_tiles(lambda *t, f=fastest: time.sleep(0 if t == f else 0.002)) == fastest
+
+
+def test_matmul_tiles_are_timed_in_interleaved_rounds():
+    """After each candidate's warm-up and first timing, the candidates are timed once per round, the rounds in turn
+    (a slow stretch of the host then falls on all of them); the one whose best call is fastest is picked, though
+    its first calls were the slowest of all."""
+    from triton_backend_sdk.bench.cases import AUTOTUNE_ROUNDS
+
+    calls: list[tuple[int, int, int]] = []
+    fast = MATMUL_TILES[1]
+
+    def run(*t):
+        calls.append(t)
+        time.sleep(0.006 if t == fast and calls.count(fast) <= 2 else 0.002 if t != fast else 0)
+
+    assert autotuned_tiles(run) == fast
+    assert calls[-len(MATMUL_TILES) * (AUTOTUNE_ROUNDS - 1) :] == list(MATMUL_TILES) * (AUTOTUNE_ROUNDS - 1)
 
 
 @pytest.mark.parametrize(
