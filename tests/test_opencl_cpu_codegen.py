@@ -229,3 +229,26 @@ def test_long_rows_are_prefetched_ahead_in_their_walk(ocl, n_cols, block, work_i
         assert src.count("__builtin_prefetch(") == 2 and src.count(") + 512);") == 2
     else:
         assert "__builtin_prefetch(" not in src
+
+
+@pytest.mark.parametrize("size", [256, 200])
+def test_one_work_item_dot_uses_aligned_vectors(ocl, size):
+    """On one work-item the register tiles are 64-byte aligned stack arrays and the dot's register blocks read and
+    write them as aligned vectors (PoCL split `vload16`/`vstore16` of unaligned arrays into pieces); results match
+    torch, a ragged size included."""
+    from triton_backend_sdk.bench.kernels import matmul_kernel
+
+    g = torch.Generator().manual_seed(4)
+    a, b = torch.randn(size, size, generator=g), torch.randn(size, size, generator=g)
+    c = torch.empty(size, size)
+    grid = (triton.cdiv(size, 128) * triton.cdiv(size, 128),)
+    k = matmul_kernel[grid](
+        a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BM=128, BN=128, BK=32, GROUP_M=8, work_items=1,
+    )  # fmt: skip
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-3)
+    src = k.asm["cl"]
+    assert "float t_acc_32_0[16384] __attribute__((aligned(64)));" in src
+    assert "*((const float16 *)(t_acc_32_0 + (m0 + 0u) * 128u + n0 + 0u))" in src
+    assert "*((float16 *)(t_acc_32_0 + (m0 + 3u) * 128u + n0 + 48u)) = c15;" in src
+    assert "vload16(0, t_" not in src and "vstore16(" not in src

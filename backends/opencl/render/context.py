@@ -122,6 +122,10 @@ def check_pow2(shape: tuple[int, ...], backend: str, loc: Any) -> None:
             raise UnsupportedError(backend, f"tensor shape {list(shape)} (every dimension must be a power of two)", loc)
 
 
+#: bytes a one-work-item program's register tiles are aligned to (a cache line; the widest vector)
+TILE_ALIGNMENT = 64
+
+
 class Idx:
     """An element position in a tile of `shape`: a linear index and/or per-dimension indices, as C `uint` expressions.
 
@@ -553,7 +557,12 @@ class RenderContext:
             self.barrier()
 
     def declare_tile(self, shape: tuple[int, ...], ctype: str, name: str) -> Tile:
-        self.emit(f"{ctype} {name}[{max(1, numel(shape) // self.L)}];")
+        n = max(1, numel(shape) // self.L)
+        # one work-item (a CPU device): a 64-byte aligned stack array, so that vectors at multiples of their width
+        # are aligned (`aligned_vector_load`): PoCL placed arrays 8 bytes off a line, every 64-byte vector of
+        # tutorial 03's B operand straddled two lines and `vstore16` of the accumulator became 16 + 16 + 32 bytes
+        aligned = self.lang.array_alignment(TILE_ALIGNMENT) if self.L == 1 else ""
+        self.emit(f"{ctype} {name}[{n}]{aligned};")
         return Tile(shape, ctype, reg=name)
 
     def materialize(

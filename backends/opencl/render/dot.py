@@ -160,11 +160,13 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
     # V == 1 (N narrower than the narrowest vector): scalars throughout, OpenCL C has no 1-element vector (`float1`)
     vt = cc if V == 1 else ctx.lang.vector_type(cc, V)
 
+    # the register tiles are 64-byte aligned private arrays (RenderContext.declare_tile) and every vector below
+    # starts at a multiple of V elements: aligned vector accesses (PoCL's vload16/vstore16 were split in pieces)
     def load(arr: str, pos: str) -> str:
-        return f"{arr}[{pos}]" if V == 1 else ctx.lang.vector_load(V, f"{arr} + {pos}")
+        return f"{arr}[{pos}]" if V == 1 else ctx.lang.aligned_vector_load(cc, V, f"{arr} + {pos}")
 
     def store(arr: str, pos: str, x: str) -> str:
-        return f"{arr}[{pos}] = {x};" if V == 1 else ctx.lang.vector_store(V, x, f"{arr} + {pos}")
+        return f"{arr}[{pos}] = {x};" if V == 1 else ctx.lang.aligned_vector_store(cc, V, x, f"{arr} + {pos}")
 
     def splat(x: str) -> str:
         return x if V == 1 else ctx.lang.vector_splat(cc, V, x)

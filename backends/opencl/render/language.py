@@ -220,6 +220,19 @@ class CStyleLanguage:
         """A statement storing vector `value` to the `n` consecutive elements at `ptr` (element-aligned)."""
         raise self._missing(f"vector stores of {n} elements")
 
+    def array_alignment(self, nbytes: int) -> str:
+        """The suffix of an array declaration that aligns it to `nbytes` ("" where the dialect cannot say; its
+        `aligned_vector_load` must then not assume more than element alignment)."""
+        return ""
+
+    def aligned_vector_load(self, ctype: str, n: int, ptr: str) -> str:
+        """`vector_load` where `ptr` is known aligned to the vector's size (a dialect may read it in one access)."""
+        return self.vector_load(n, ptr)
+
+    def aligned_vector_store(self, ctype: str, n: int, value: str, ptr: str) -> str:
+        """`vector_store` where `ptr` is known aligned to the vector's size."""
+        return self.vector_store(n, value, ptr)
+
     def vector_elem(self, v: str, k: int) -> str:
         raise self._missing("vector components")
 
@@ -326,6 +339,15 @@ class OpenCLLanguage(CStyleLanguage):
 
     def vector_store(self, n: int, value: str, ptr: str) -> str:
         return f"vstore{n}({value}, 0, {ptr});"
+
+    def array_alignment(self, nbytes: int) -> str:
+        return f" __attribute__((aligned({nbytes})))"
+
+    def aligned_vector_load(self, ctype: str, n: int, ptr: str) -> str:
+        return f"*((const {self.vector_type(ctype, n)} *)({ptr}))"
+
+    def aligned_vector_store(self, ctype: str, n: int, value: str, ptr: str) -> str:
+        return f"*(({self.vector_type(ctype, n)} *)({ptr})) = {value};"
 
     def vector_elem(self, v: str, k: int) -> str:
         return f"{v}.s{k:x}"
