@@ -81,7 +81,9 @@ for wi in ${WI_SWEEP:-}; do
     > "$OUT/bench_opencl_wi$wi.log" 2>&1
   tail -1 "$OUT/bench_opencl_wi$wi.log"
 done
-[ "${ONLY:-}" = bench ] && exit 0
+# ONLY=bench: the speed table only (summary.md from the bench files; the device tool returns at most 8 files, so
+# several runs in one call should keep just their bench_*.json)
+[ "${ONLY:-}" = bench ] && { $H report --out "$OUT" > "$OUT/summary.md" 2>&1; cat "$OUT/summary.md"; exit 0; }
 
 # ---- correctness on NVIDIA's OpenCL: our tests and the kernels suite, then the op suite -----------------------------
 # (SIGINT at the time limit: pytest stops and still writes its summary and junit file for what ran)
