@@ -31,6 +31,8 @@ MAX_FUSED_COST = 64
 _ACC_REGS = {512: 16, 256: 8, 128: 8}
 
 
+#: bytes of a CPU cache line: what one prefetch brings in
+CACHE_LINE = 64
 #: a long contiguous row read on a CPU is prefetched this many bytes ahead of the element being read: the hardware
 #: streamer restarts at every 4 KiB page and ramps up over its first misses (PoCL's softmax over 4096-wide fp32 rows
 #: waited on them: 0.60-0.67x torch without, 0.72-0.78x with 2 KiB ahead, interleaved processes)
@@ -40,8 +42,8 @@ PREFETCH_AHEAD_BYTES = 2048
 def row_prefetch_distance(elem_bytes: int, row_elems: int, contiguity: int) -> int | None:
     """Elements ahead of the one being read at which a walk along a row prefetches, or None: only rows at least four
     times the distance long (shorter ones end before the streamer matters, and their lines ahead are another
-    row's) whose pointers are proven consecutive over at least a 64-byte line."""
-    if row_elems * elem_bytes < 4 * PREFETCH_AHEAD_BYTES or contiguity * elem_bytes < 64:
+    row's) whose pointers are proven consecutive over at least a cache line."""
+    if row_elems * elem_bytes < 4 * PREFETCH_AHEAD_BYTES or contiguity * elem_bytes < CACHE_LINE:
         return None
     return PREFETCH_AHEAD_BYTES // elem_bytes
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from triton_backend_sdk.analysis.tile_model import fused_row_reductions, reduction_plan
+from triton_backend_sdk.analysis.tile_model import CACHE_LINE, fused_row_reductions, reduction_plan
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Value
 
@@ -39,7 +39,7 @@ def walk_rows(
     value and index): the first stored into `out` (if given), all folded into each reduction along the last axis.
     Returns each reduction's results (C names for a 1-D tile, else register tiles of the row shape). One
     work-item only: the element at linear index e is register slot e. `ahead(idx)`, where given, is an address to
-    prefetch for the element at idx (a load's pointer some way further along its row), one per 64-byte line."""
+    prefetch for the element at idx (a load's pointer some way further along its row), one per cache line."""
     assert ctx.L == 1
     n = shape[-1]
     rows = numel(shape) // n
@@ -83,7 +83,7 @@ def walk_rows(
         if n > p:
             ctx.emit(f"for (uint {q} = 1u; {q} < {n // p}u; ++{q}) {{")
             if ahead is not None:
-                line = max(1, 64 // CT.size_of(ctypes[0]))
+                line = max(1, CACHE_LINE // CT.size_of(ctypes[0]))
                 for e in range(0, p, line):
                     lin = f"({o} * {n}u + {q} * {p}u + {e}u)" if rows > 1 else f"({q} * {p}u + {e}u)"
                     ctx.emit(f"__builtin_prefetch({ahead(Idx(shape, lin=lin, slot=lin))});")
