@@ -147,6 +147,26 @@ def test_render_h200_takes_a_json_with_meta(tmp_path, capsys):
     assert "2027-01-01" in md and "triton 3.9" in md and "| k | 2.000 |" in md and "| 2.00 |" in md
 
 
+def test_render_h200_shows_the_rerun_time_and_its_ratio(tmp_path):
+    """A run with `rerun_ms` (ours again on its device buffers, back to back): its column and its own ratio to
+    Triton-CUDA beside the first kernel time's; a run without it renders '-' there."""
+    rec = {"work": 1, "ok": True, "max_err": 0.0}
+    cuda = [{**rec, "name": n, "backend": "cuda", "device_ms": 0.08} for n in ("add", "old")]
+    ours = [
+        {**rec, "name": "add", "backend": "opencl", "device_ms": 0.1, "rerun_ms": 0.0842},
+        {**rec, "name": "old", "backend": "opencl", "device_ms": 0.1},
+    ]
+    (tmp_path / "bench_cuda.json").write_text(json.dumps(cuda))
+    (tmp_path / "bench_opencl.json").write_text(json.dumps(ours))
+    assert cli.main(["bench", "--render-h200", str(tmp_path), "--out", str(tmp_path)]) == 0
+    md = (tmp_path / "bench.md").read_text()
+    (add,) = [line for line in md.splitlines() if line.startswith("| add |")]
+    (old,) = [line for line in md.splitlines() if line.startswith("| old |")]
+    assert "| 0.100 | 0.084 |" in add and "| 0.80 | 0.95 |" in add
+    assert "| 0.100 | - |" in old and "| 0.80 | - |" in old
+    _valid_png(tmp_path / "bench.png")
+
+
 def test_render_h200_without_a_cuda_run_is_a_user_error(tmp_path, capsys):
     (tmp_path / "bench_opencl.json").write_text("[]")
     assert cli.main(["bench", "--render-h200", str(tmp_path), "--out", str(tmp_path)]) == 2

@@ -210,6 +210,54 @@ def test_views_in_place_updates_and_both_memory_paths(ocl, rng, zero_copy, monke
     assert torch.equal(base[:1000], before[:1000]) and torch.equal(base[2200:], before[2200:])
 
 
+@triton.jit
+def add_into_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@pytest.mark.parametrize("zero_copy", [True, False])
+def test_rerun_last_times_the_kernel_again_on_the_same_device_memory(ocl, rng, zero_copy, monkeypatch):
+    """`rerun_last` (the GPU benchmark's back-to-back kernel time) runs the last launch again on the memory that
+    launch used: the output, cleared between, is computed again (the copy buffer on a device without shared memory,
+    the tensor itself with zero-copy), with a flush buffer filled before each run; one time per run."""
+    import numpy as np
+    import pyopencl as cl
+
+    rt = _runtime()
+    if zero_copy and not rt.zero_copy:
+        pytest.skip("this device does not share host memory")
+    monkeypatch.setattr(rt, "zero_copy", zero_copy)
+    n = 3001
+    x, y, out = torch.randn(n, generator=rng), torch.randn(n, generator=rng), torch.empty(n)
+    add_into_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    torch.testing.assert_close(out, x + y)
+    device_out = rt.last_launch[1][4]  # x, offset, y, offset, out, offset, n
+    if zero_copy:
+        out.zero_()
+    else:
+        cl.enqueue_fill_buffer(rt.queue, device_out, np.float32(0), 0, 4 * n).wait()
+    times = rt.rerun_last(3, flush_bytes=1 << 20)
+    assert len(times) == 3 and all(isinstance(t, int) and t > 0 for t in times)
+    if zero_copy:
+        torch.testing.assert_close(out, x + y)
+    else:
+        back = np.empty(n, np.float32)
+        cl.enqueue_copy(rt.queue, back, device_out).wait()
+        torch.testing.assert_close(torch.from_numpy(back), x + y)
+    assert rt._flush.size >= 1 << 20
+
+
+def test_rerun_last_before_any_launch_names_the_reason(ocl, monkeypatch):
+    from triton_backend_sdk.errors import ToolError
+
+    rt = _runtime()
+    monkeypatch.setattr(rt, "last_launch", None)
+    with pytest.raises(ToolError, match="no kernel was launched on this device yet"):
+        rt.rerun_last(1)
+
+
 def test_zero_copy_buffers_start_at_the_device_base_alignment(ocl, rng):
     """A zero-copy buffer begins at CL_DEVICE_MEM_BASE_ADDR_ALIGN below the storage and the kernel adds the rest:
     PoCL does not use less aligned host memory in place (torch aligns to 64 bytes, PoCL asks 128; the first launch

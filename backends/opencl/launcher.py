@@ -195,6 +195,7 @@ class Launcher:
                         check_asserts(rt, self.kernel_name, self.asserts)
                 raise
             rt.last_event = last
+            rt.last_launch = (lk.kernel, final, (grid[0] * self.local, grid[1], grid[2]), (self.local, 1, 1))
             if not rt.zero_copy:
                 self._copy_out(rt, mems, bufs)
             if self.chunked:

@@ -483,6 +483,9 @@ class DeviceRuntime:
         )
         #: the last kernel launch's event (device timing for benchmarks: `event.profile.end - .start` in ns)
         self.last_event: Any = None
+        #: the last launch as `rerun_last` repeats it: (kernel, its arguments, global size, local size)
+        self.last_launch: tuple[Any, list[Any], tuple[int, int, int], tuple[int, int, int]] | None = None
+        self._flush: Any = None
         #: built programs by container digest, while a loaded kernel holds one (weak: a process that compiles
         #: thousands of kernels, as the op suite does, keeps only the live ones)
         self.programs: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -543,6 +546,37 @@ class DeviceRuntime:
 
     def release(self, buf: Any) -> None:
         self._pool.setdefault(buf.size, []).append(buf)
+
+    # benchmarks ----------------------------------------------------------------------------------------------------
+    def rerun_last(self, reps: int, flush_bytes: int = 0) -> list[int]:
+        """Device nanoseconds of `reps` more runs of the last launch on the device buffers it used, in one piece each.
+
+        For benchmarks: on a device without shared memory a launch copies its tensors in and out around the kernel,
+        and the kernel timed there runs on a GPU that idled through the copies (its time moved by up to 30 % between
+        runs where Triton-CUDA's, launched back to back, held within 1 %). A re-run times the kernel as back-to-back
+        launches are timed. `flush_bytes`: a device buffer of that size is zero-filled before each run, as
+        `triton.testing.do_bench` clears the L2 cache before each of its runs. The kernel writes its outputs again
+        (into the copy buffers, or the tensors themselves on a zero-copy device): time kernels whose outputs are
+        not also their inputs."""
+        if self.last_launch is None:
+            raise ToolError("[opencl] rerun_last: no kernel was launched on this device yet")
+        import numpy as np
+
+        pyopencl = cl()
+        kernel, args, size, local = self.last_launch
+        with self.lock:
+            if flush_bytes and (self._flush is None or self._flush.size < flush_bytes):
+                self._flush = None
+                self._flush = pyopencl.Buffer(self.context, pyopencl.mem_flags.READ_WRITE, flush_bytes)
+            kernel.set_args(*args)
+            times = []
+            for _ in range(reps):
+                if flush_bytes:
+                    pyopencl.enqueue_fill_buffer(self.queue, self._flush, np.uint8(0), 0, flush_bytes)
+                ev = pyopencl.enqueue_nd_range_kernel(self.queue, kernel, size, local)
+                ev.wait()
+                times.append(ev.profile.end - ev.profile.start)
+            return times
 
     # global scratch ------------------------------------------------------------------------------------------------
     def scratch(self, kernel: str, programs: int, per_program: int) -> Any:

@@ -74,6 +74,10 @@ def _err(v: object) -> str:
     return f"{v:.1e}" if isinstance(v, (int, float)) else "-"
 
 
+def _fmt(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.2f}"
+
+
 def _ratio(num: object, den: object) -> float | None:
     return num / den if isinstance(num, (int, float)) and isinstance(den, (int, float)) and den > 0 else None
 
@@ -92,6 +96,7 @@ def rows(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, list[tuple[str
                 "cuda": cuda,
                 "triton-cuda": _ratio(cuda.get("device_ms"), ours.get("device_ms")),
                 "torch-cuda": _ratio(cuda.get("torch_ms"), ours.get("device_ms")),
+                "triton-cuda re-run": _ratio(cuda.get("device_ms"), ours.get("rerun_ms")),
             }
             out.setdefault(backend, []).append((name, entry))
     return out
@@ -116,7 +121,10 @@ def markdown(runs: dict[str, dict[str, dict[str, Any]]], meta: dict[str, Any]) -
         (
             "Ratio = CUDA time / our kernel time (> 1: ours faster). Our time is the kernel alone (OpenCL "
             "profiling events); Triton-CUDA's and torch's are `triton.testing.do_bench`. Our launch time includes "
-            "copying the CPU tensors to the GPU and back (opencl launches take host tensors)."
+            "copying the CPU tensors to the GPU and back (opencl launches take host tensors). Where the run has "
+            "them, the re-run columns time our kernel again on its device buffers, back to back with the L2 "
+            "cleared before each run as do_bench clears it (`DeviceRuntime.rerun_last`): our first time is taken "
+            "right after each launch's copies, on a GPU that idled through them."
         ),
     ]
     for backend, entries in rows(runs).items():
@@ -125,18 +133,18 @@ def markdown(runs: dict[str, dict[str, dict[str, Any]]], meta: dict[str, Any]) -
             f"## {backend}",
             "",
             (
-                "| kernel | Triton CUDA ms | torch CUDA ms | ours kernel ms | ours launch ms (with copies) "
-                "| Triton-CUDA / ours | torch-CUDA / ours | ok cuda/ours | max err cuda/ours |"
+                "| kernel | Triton CUDA ms | torch CUDA ms | ours kernel ms | ours re-run ms | ours launch ms (with "
+                "copies) | Triton-CUDA / ours | Triton-CUDA / ours re-run | torch-CUDA / ours | ok cuda/ours "
+                "| max err cuda/ours |"
             ),
-            "|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, e in entries:
             o, c = e["ours"], e["cuda"]
-            tc, th = e["triton-cuda"], e["torch-cuda"]
             lines.append(
                 f"| {name} | {_ms(c.get('device_ms'))} | {_ms(c.get('torch_ms'))} | {_ms(o.get('device_ms'))} | "
-                f"{_ms(o.get('e2e_ms'))} | {'-' if tc is None else f'{tc:.2f}'} | "
-                f"{'-' if th is None else f'{th:.2f}'} | {c.get('ok', '-')}/{o.get('ok', '-')} | "
+                f"{_ms(o.get('rerun_ms'))} | {_ms(o.get('e2e_ms'))} | {_fmt(e['triton-cuda'])} | "
+                f"{_fmt(e['triton-cuda re-run'])} | {_fmt(e['torch-cuda'])} | {c.get('ok', '-')}/{o.get('ok', '-')} | "
                 f"{_err(c.get('max_err'))}/{_err(o.get('max_err'))} |"
             )
         for name, e in entries:
@@ -156,7 +164,10 @@ def render(src: str, out_dir: str) -> list[str]:
         f.write(markdown(runs, meta))
     panels: list[tuple[str, list[ChartRow]]] = []
     for backend, entries in rows(runs).items():
-        chart = [(name, {k: e[k] for k in ("triton-cuda", "torch-cuda")}) for name, e in entries]
+        keys = ("triton-cuda", "triton-cuda re-run", "torch-cuda")
+        chart = [
+            (name, {k: e[k] for k in keys if e[k] is not None or k != "triton-cuda re-run"}) for name, e in entries
+        ]
         panels.append((f"{backend} on {meta.get('device', 'GPU')} (kernel time)", chart))
     plot(png, panels, f"SDK backends vs CUDA, commit {meta.get('commit', '?')}, {meta.get('date', '')}")
     return [md, png]
