@@ -97,7 +97,6 @@ def rows(runs: dict[str, dict[str, dict[str, Any]]]) -> dict[str, list[tuple[str
                 "triton-cuda": _ratio(cuda.get("device_ms"), ours.get("device_ms")),
                 "torch-cuda": _ratio(cuda.get("torch_ms"), ours.get("device_ms")),
                 "triton-cuda re-run": _ratio(cuda.get("device_ms"), ours.get("rerun_ms")),
-                "after copies": _ratio(cuda.get("after_copies_ms"), ours.get("device_ms")),
             }
             out.setdefault(backend, []).append((name, entry))
     return out
@@ -126,9 +125,7 @@ def markdown(runs: dict[str, dict[str, dict[str, Any]]], meta: dict[str, Any]) -
             "them, the re-run columns time our kernel again on its device buffers, back to back with the L2 "
             "cleared before each run as do_bench clears it, the mean of the runs as do_bench's "
             "(`DeviceRuntime.rerun_last`): our first time is taken right after each launch's copies, on a GPU "
-            "that idled through them; the after-copies columns time Triton-CUDA's kernel that way too (CUDA "
-            "events around the launch, its inputs copied in from pageable host memory before it and its output "
-            "copied back after)."
+            "that idled through them."
         ),
     ]
     for backend, entries in rows(runs).items():
@@ -138,18 +135,17 @@ def markdown(runs: dict[str, dict[str, dict[str, Any]]], meta: dict[str, Any]) -
             "",
             (
                 "| kernel | Triton CUDA ms | torch CUDA ms | ours kernel ms | ours re-run ms | ours launch ms (with "
-                "copies) | Triton-CUDA / ours | Triton-CUDA / ours re-run | Triton-CUDA after copies ms "
-                "| both after copies: Triton-CUDA / ours | torch-CUDA / ours | ok cuda/ours | max err cuda/ours |"
+                "copies) | Triton-CUDA / ours | Triton-CUDA / ours re-run | torch-CUDA / ours | ok cuda/ours "
+                "| max err cuda/ours |"
             ),
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, e in entries:
             o, c = e["ours"], e["cuda"]
             lines.append(
                 f"| {name} | {_ms(c.get('device_ms'))} | {_ms(c.get('torch_ms'))} | {_ms(o.get('device_ms'))} | "
                 f"{_ms(o.get('rerun_ms'))} | {_ms(o.get('e2e_ms'))} | {_fmt(e['triton-cuda'])} | "
-                f"{_fmt(e['triton-cuda re-run'])} | {_ms(c.get('after_copies_ms'))} | {_fmt(e['after copies'])} | "
-                f"{_fmt(e['torch-cuda'])} | {c.get('ok', '-')}/{o.get('ok', '-')} | "
+                f"{_fmt(e['triton-cuda re-run'])} | {_fmt(e['torch-cuda'])} | {c.get('ok', '-')}/{o.get('ok', '-')} | "
                 f"{_err(c.get('max_err'))}/{_err(o.get('max_err'))} |"
             )
         for name, e in entries:
@@ -169,9 +165,10 @@ def render(src: str, out_dir: str) -> list[str]:
         f.write(markdown(runs, meta))
     panels: list[tuple[str, list[ChartRow]]] = []
     for backend, entries in rows(runs).items():
-        keys = ("triton-cuda", "triton-cuda re-run", "after copies", "torch-cuda")
-        shown = [k for k in keys if k in ("triton-cuda", "torch-cuda") or any(e[k] is not None for _, e in entries)]
-        chart = [(name, {k: e[k] for k in shown}) for name, e in entries]
+        keys = ("triton-cuda", "triton-cuda re-run", "torch-cuda")
+        chart = [
+            (name, {k: e[k] for k in keys if e[k] is not None or k != "triton-cuda re-run"}) for name, e in entries
+        ]
         panels.append((f"{backend} on {meta.get('device', 'GPU')} (kernel time)", chart))
     plot(png, panels, f"SDK backends vs CUDA, commit {meta.get('commit', '?')}, {meta.get('date', '')}")
     return [md, png]

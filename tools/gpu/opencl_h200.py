@@ -18,7 +18,7 @@ import statistics
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -41,26 +41,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 #: bytes zero-filled on the device before each re-run of ours: triton.testing.do_bench's L2-clearing buffer (256 MiB)
 FLUSH_BYTES = 256 << 20
-
-
-def _after_copies(launch: Callable[[], object], inputs: tuple, out: object, reps: int) -> list[float]:
-    """Triton-CUDA's kernel timed as ours is first timed on a GPU (ms, CUDA events around the launch alone): each
-    launch preceded by copies of its inputs from pageable host memory and followed by its output's copy back, as an
-    opencl launch on a device without shared memory copies them."""
-    import torch
-
-    host = [t.cpu() for t in inputs]
-    times = []
-    for _ in range(reps):
-        for dev, h in zip(inputs, host):
-            dev.copy_(h)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        launch()
-        end.record()
-        out.cpu()
-        times.append(start.elapsed_time(end))
-    return times
 
 
 def kernels() -> tuple:
@@ -121,7 +101,7 @@ def kernels() -> tuple:
 
 
 def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
-    """(name, launch, reference, torch op to time, output, tolerance, bytes or flops, inputs) per benchmark; `work_items`:
+    """(name, launch, reference, torch op to time, output, tolerance, bytes or flops) per benchmark; `work_items`:
     the opencl launch option for the matmul (0: the backend's choice)."""
     import torch
     import triton
@@ -142,7 +122,6 @@ def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
         o,
         0.0,
         3 * 4 * n,
-        (x, y),
     )
     r = c = 4096
     s, so = rnd(r, c), torch.empty(r, c, device=dev)
@@ -154,7 +133,6 @@ def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
         so,
         1e-5,
         2 * 4 * r * c,
-        (s,),
     )
     w, b, lo = rnd(c), rnd(c), torch.empty(r, c, device=dev)
     yield (
@@ -165,7 +143,6 @@ def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
         lo,
         1e-4,
         2 * 4 * r * c,
-        (s, w, b),
     )
     m = 2048
     A, B, C = rnd(m, m), rnd(m, m), torch.empty(m, m, device=dev)
@@ -196,7 +173,6 @@ def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
         C,
         1e-4,
         2 * m**3,
-        (A, B),
     )
 
 
@@ -214,7 +190,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         dev = "cpu"
     else:
         dev = "cuda"
-    for name, launch, ref, torch_op, out, tol, work, inputs in cases(dev, args.work_items):
+    for name, launch, ref, torch_op, out, tol, work in cases(dev, args.work_items):
         if args.only not in name:
             continue
         rec: dict = {"name": name, "backend": args.backend, "work": work}
@@ -236,7 +212,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
                 rec["device_ms"] = triton.testing.do_bench(launch, warmup=25, rep=200)
                 rec["torch_ms"] = triton.testing.do_bench(torch_op, warmup=10, rep=100)
-                rec["after_copies_ms"] = statistics.median(_after_copies(launch, inputs, out, 20))
             else:
                 dev_ns, wall = [], []
                 reps = 20 if "matmul" in name else 50  # ~0.06 ms kernels moved 30 % between runs of 10
@@ -315,17 +290,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     dev = (out / "devices.txt").read_text().splitlines() if (out / "devices.txt").exists() else []
     print("Devices:\n```\n" + "\n".join(dev[:12]) + "\n```\n")
     print(
-        "| kernel | cuda ms | opencl kernel ms | cuda/ours (kernel) | opencl re-run ms (L2 cleared) | cuda/ours "
-        "(re-run) | cuda ms after copies | cuda/ours (both after copies) | ok cuda/opencl |"
+        "| kernel | cuda ms | opencl kernel ms | opencl kernel ms, re-run (L2 cleared) "
+        "| opencl launch ms (with host copies) | cuda/ours (kernel) | cuda/ours (re-run) | ok cuda/opencl |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    ratio = lambda a, b: f"{a / b:.2f}" if a and b else "-"
+    print("|---|---|---|---|---|---|---|---|")
     for name in sorted(set(cuda) | set(ocl)):
         c, o = cuda.get(name, {}), ocl.get(name, {})
-        cm, om, rm, am = c.get("device_ms"), o.get("device_ms"), o.get("rerun_ms"), c.get("after_copies_ms")
+        cm, om, rm = c.get("device_ms"), o.get("device_ms"), o.get("rerun_ms")
+        ratio = f"{cm / om:.2f}" if cm and om else "-"
+        rerun = f"{cm / rm:.2f}" if cm and rm else "-"
         print(
-            f"| {name} | {_ms(cm)} | {_ms(om)} | {ratio(cm, om)} | {_ms(rm)} | {ratio(cm, rm)} | {_ms(am)} "
-            f"| {ratio(am, om)} | {c.get('ok')}/{o.get('ok')} |"
+            f"| {name} | {_ms(cm)} | {_ms(om)} | {_ms(rm)} | {_ms(o.get('e2e_ms'))} | {ratio} | {rerun} "
+            f"| {c.get('ok')}/{o.get('ok')} |"
         )
     for rec in list(cuda.values()) + list(ocl.values()):
         if rec.get("error"):
