@@ -3,11 +3,18 @@ which stores stream, the LLVM IR cpu_ref emits for them, and results that match 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import triton
 import triton.language as tl
-from triton_backend_sdk.analysis.streaming_stores import STREAM_BYTES, streaming_stores
+from triton_backend_sdk.analysis.streaming_stores import (
+    LAUNCH_STREAM_BYTES,
+    STREAM_BYTES,
+    launch_streaming_stores,
+    streaming_stores,
+)
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import parse_ttir
 
@@ -28,9 +35,9 @@ def _kernel(n: int, body_extra: str = "", out: str = "%y", args_extra: str = "")
 }}"""
 
 
-def _streaming(text: str) -> list[str]:
+def _streaming(text: str, analysis=streaming_stores) -> list[str]:
     func = next(op for op in parse_ttir(text).ops if isinstance(op, O.Func))
-    return [op.op_name for op in streaming_stores(func)]
+    return [op.op_name for op in analysis(func)]
 
 
 def test_large_tile_to_an_unread_argument_streams():
@@ -45,6 +52,15 @@ def test_small_tile_does_not_stream():
 def test_store_to_a_read_argument_does_not_stream():
     """In place (`y` is `x`): the kernel reads what it writes."""
     assert _streaming(_kernel(4096, out="%x")) == []
+    assert _streaming(_kernel(1024, out="%x"), launch_streaming_stores) == []
+
+
+def test_small_tile_streams_by_launch_size_only():
+    """A 4 KiB tile: not a streaming store by its tile, one that streams where the launch writes 32 MiB through it;
+    a 16 KiB tile streams by its tile and is not in the launch set."""
+    assert LAUNCH_STREAM_BYTES == 32 << 20
+    assert _streaming(_kernel(1024), launch_streaming_stores) == ["tt.store"]
+    assert _streaming(_kernel(4096), launch_streaming_stores) == []
 
 
 @pytest.mark.parametrize(
@@ -57,6 +73,7 @@ def test_store_to_a_read_argument_does_not_stream():
 def test_programs_that_talk_do_not_stream(extra):
     body = "    %c1 = arith.constant 1 : i32\n" + extra
     assert _streaming(_kernel(4096, body_extra=body)) == []
+    assert _streaming(_kernel(1024, body_extra=body), launch_streaming_stores) == []
 
 
 @triton.jit
@@ -81,11 +98,18 @@ def test_cpu_ref_streams_rows_and_fences(cpu_ref_active, n_cols):
     torch.testing.assert_close(y, x * 2.0 + 1.0)
 
 
-def test_cpu_ref_small_rows_do_not_stream(cpu_ref_active):
-    x = torch.randn(8, 1024)
+@pytest.mark.parametrize("rows", [8, LAUNCH_STREAM_BYTES // 4096 + 9])
+def test_cpu_ref_small_rows_stream_by_launch_size(cpu_ref_active, rows):
+    """4 KiB rows: the store is written twice, non-temporal and ordinary, chosen by whether the launch's programs
+    write LAUNCH_STREAM_BYTES (8192 programs of 4 KiB); one fence after the worker's last program. A launch of 8
+    rows and one past the threshold, ragged rows of 1008 under the mask: results equal torch's."""
+    x = torch.randn(rows, 1008, generator=torch.Generator().manual_seed(rows))
     y = torch.empty_like(x)
-    k = _scaled_rows[(8,)](x, y, 1024, BLOCK=1024)
-    assert "!nontemporal" not in k.asm["llir"] and "fence" not in k.asm["llir"]
+    k = _scaled_rows[(rows,)](x, y, 1008, BLOCK=1024)
+    stores = [line for line in k.asm["llir"].splitlines() if re.match(r"\s*store <\d+ x float>", line)]
+    assert any("!nontemporal" in line for line in stores) and any("!nontemporal" not in line for line in stores)
+    assert k.asm["llir"].count("fence seq_cst") == 1
+    assert re.search(r"icmp ugt i64 %[\w.]+, 8191", k.asm["llir"])
     torch.testing.assert_close(y, x * 2.0 + 1.0)
 
 

@@ -26,6 +26,8 @@ from .axis_info import pointee_bytes
 
 #: a store of at least this many bytes per program streams
 STREAM_BYTES = 16 * 1024
+#: a smaller store streams in a launch that writes at least this many bytes through it
+LAUNCH_STREAM_BYTES = 32 << 20
 
 _TALKS = (O.AtomicRMW, O.AtomicCAS, O.AtomicLoad, O.AtomicStore, O.AtomicPoll, O.Barrier)
 
@@ -33,17 +35,30 @@ _TALKS = (O.AtomicRMW, O.AtomicCAS, O.AtomicLoad, O.AtomicStore, O.AtomicPoll, O
 def streaming_stores(func: O.Func, others: list[O.Func] | tuple[O.Func, ...] = ()) -> frozenset[Op]:
     """The `tt.store` ops of kernel `func` a backend may emit as non-temporal stores, `others` being the module's
     other functions (module docstring)."""
+    return frozenset(s for s in _eligible(func, others) if _bytes(s) >= STREAM_BYTES)
+
+
+def launch_streaming_stores(func: O.Func, others: list[O.Func] | tuple[O.Func, ...] = ()) -> frozenset[Op]:
+    """The `tt.store` ops of `func` whose tiles are below STREAM_BYTES but that may stream in a launch that writes
+    at least LAUNCH_STREAM_BYTES through them (programs × tile bytes, known when the kernel runs): an output that
+    large leaves the caches before a consumer can read it back, whatever the tile a program writes. Measured on
+    cpu_ref (2 cores, 2^24-float vector add in 1024-float blocks): 4.5 -> 3.1 ms, 0.96x -> 1.4x torch."""
+    return frozenset(s for s in _eligible(func, others) if _bytes(s) < STREAM_BYTES)
+
+
+def _eligible(func: O.Func, others: list[O.Func] | tuple[O.Func, ...]) -> list[Op]:
+    """Tensor stores of `func` that meet every condition of the module docstring but the tile size."""
     ops = list(func.walk())
     if any(isinstance(op, _TALKS) or (isinstance(op, CustomOp) and not op.pure) for op in ops):
-        return frozenset()
+        return []
     if any(isinstance(op, (*_TALKS, O.Load, O.Store, CustomOp)) for g in others for op in g.walk()):
-        return frozenset()
-    stores = [op for op in ops if isinstance(op, O.Store) and op.ptr.type.is_tensor and _bytes(op) >= STREAM_BYTES]
+        return []
+    stores = [op for op in ops if isinstance(op, O.Store) and op.ptr.type.is_tensor]
     if not stores:
-        return frozenset()
+        return []
     roots = pointer_roots(func)
     read = frozenset().union(*(roots.get(op.ptr, frozenset({-1})) for op in ops if isinstance(op, O.Load)))
-    return frozenset(s for s in stores if (r := roots.get(s.ptr, frozenset({-1}))) and -1 not in r and not (r & read))
+    return [s for s in stores if (r := roots.get(s.ptr, frozenset({-1}))) and -1 not in r and not (r & read)]
 
 
 def _bytes(store: O.Store) -> int:

@@ -122,6 +122,9 @@ class LoweringContext:
         #: tt.store ops that may be non-temporal (sdk/analysis/streaming_stores.py), and whether any was: the entry
         #: then fences after its last program
         self.streaming_stores: frozenset[Op] = frozenset()
+        #: smaller tt.store ops that stream where the launch writes LAUNCH_STREAM_BYTES through them (tested when
+        #: the kernel runs)
+        self.launch_streaming_stores: frozenset[Op] = frozenset()
         self.streams = False
         if target is None:  # a caller outside the compile pipeline (tests, tools): this host's descriptor
             from ..compiler import host_descriptor

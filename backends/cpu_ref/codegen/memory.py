@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from math import gcd
 
 from llvmlite import ir
-from triton_backend_sdk.analysis.axis_info import axis_info_of
+from triton_backend_sdk.analysis.axis_info import axis_info_of, pointee_bytes
+from triton_backend_sdk.analysis.streaming_stores import LAUNCH_STREAM_BYTES
 from triton_backend_sdk.analysis.uses import dot_operand_in_place, load_sink, mask_implied_by_sink, rereadable
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
@@ -201,7 +202,8 @@ def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: i
     mask = ctx.get(op.mask) if op.mask is not None else None
     vty = ir.VectorType(st, n)
     streaming = op in ctx.streaming_stores and align >= 16
-    ctx.streams |= streaming
+    by_launch = op in ctx.launch_streaming_stores and align >= 16
+    ctx.streams |= streaming or by_launch
 
     def at(x, idx: list[ir.Value]) -> ir.Value:
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
@@ -223,7 +225,26 @@ def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: i
         with b.if_then(at(mask, idx)), _mask_known_true(ctx, mask):
             write()
 
-    _run_loop(ctx, op.ptr.type.shape, n, body)
+    if not by_launch:
+        _run_loop(ctx, op.ptr.type.shape, n, body)
+        return
+    with ctx.b.if_else(_launch_writes(ctx, op, LAUNCH_STREAM_BYTES)) as (large, small):
+        with large:
+            streaming = True
+            _run_loop(ctx, op.ptr.type.shape, n, body)
+        with small:
+            streaming = False
+            _run_loop(ctx, op.ptr.type.shape, n, body)
+
+
+def _launch_writes(ctx: LoweringContext, op: O.Store, nbytes: int) -> ir.Value:
+    """An i1: the launch's programs write at least `nbytes` through `op` (programs × the tile's bytes)."""
+    b = ctx.b
+    tile = op.ptr.type.numel * pointee_bytes(op.ptr.type)
+    programs = ir.Constant(I64, 1)
+    for g in ctx.num_programs:
+        programs = b.mul(programs, b.zext(g, I64))
+    return b.icmp_unsigned(">=", programs, ir.Constant(I64, -(-nbytes // tile)))
 
 
 #: cost of a deferred load in a generator: a generator reading it that is used twice gets stored

@@ -13,7 +13,7 @@ the entry starts no further programs, and a caller returns as soon as a callee t
 from __future__ import annotations
 
 from llvmlite import ir
-from triton_backend_sdk.analysis.streaming_stores import streaming_stores
+from triton_backend_sdk.analysis.streaming_stores import launch_streaming_stores, streaming_stores
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Module
@@ -79,7 +79,9 @@ def lower_module(
         )
         ctx.may_fail = failing
         if f.sym_name == kernel_name:
-            ctx.streaming_stores = streaming_stores(f, [g for g in funcs if g is not f])
+            others = [g for g in funcs if g is not f]
+            ctx.streaming_stores = streaming_stores(f, others)
+            ctx.launch_streaming_stores = launch_streaming_stores(f, others)
         if f.sym_name in failing:
             ctx.assert_state = fn.args[n + 6]
         for a, v in zip(f.args, fn.args[:n]):
