@@ -79,10 +79,26 @@ def test_vector_of_the_element_type_spans_the_descriptor_width(ty, n, vec):
     assert f"(__global {vec} *)p0" in _render(n, ty)
 
 
+def test_small_tile_streams_only_in_a_launch_that_writes_32_mib():
+    """A 4 KiB tile (below STREAM_BYTES): the non-temporal path under the launch-size test (8192 programs × 4 KiB =
+    LAUNCH_STREAM_BYTES), its fence inside it, the ordinary store in the other branch."""
+    check_lines(
+        _render(1024),
+        """
+        if ((ulong)tb_npid0 * (ulong)tb_npid1 * (ulong)tb_npid2 >= 8192ul) {
+        for (uint c0 = 0u; c0 < 64u; ++c0) {
+        __builtin_nontemporal_store(vload16(0, nt0), (__global float16 *)p0);
+        __builtin_ia32_sfence();
+        } else {
+        for (uint r0 = 0u; r0 < 1024u; ++r0) {
+        *((a_y0 + ((int)i0))) = (
+        """,
+    )
+
+
 @pytest.mark.parametrize(
     ("n", "features", "local_size"),
     [
-        (1024, X86, 1),  # a 4 KiB tile: below STREAM_BYTES
         (4096, FEATURES, 1),  # a device without the builtins
         (4096, X86, 128),  # work-items share the row (a GPU's model): not this path
     ],
@@ -125,6 +141,20 @@ def test_rows_stream_on_the_device_and_match_torch(x86_ocl, n_cols, shift):
     want = buf.clone()
     want[shift : shift + rows * 4096].view(rows, 4096)[:, :n_cols] = x.view(rows, 4096)[:, :n_cols] * 2.0 + 1.0
     torch.testing.assert_close(buf, want)
+
+
+@pytest.mark.parametrize("rows", [8, 8201])
+def test_small_rows_match_torch_on_both_sides_of_the_launch_threshold(x86_ocl, rows):
+    """4 KiB rows (1008 of 1024 elements under the mask): a launch of 8 programs takes the ordinary store, one of
+    8201 (past 8192 × 4 KiB = LAUNCH_STREAM_BYTES) the non-temporal one; both equal torch, the padding untouched."""
+    gen = torch.Generator().manual_seed(rows)
+    x = torch.randn(rows, 1024, generator=gen)
+    y = torch.full((rows, 1024), -7.0)
+    k = _scaled_rows[(rows,)](x, y, 1008, 1024, BLOCK=1024)
+    assert "__builtin_nontemporal_store" in k.asm["cl"] and ">= 8192ul" in k.asm["cl"]
+    want = torch.full((rows, 1024), -7.0)
+    want[:, :1008] = x[:, :1008] * 2.0 + 1.0
+    torch.testing.assert_close(y, want)
 
 
 def test_softmax_streams_and_matches_torch(x86_ocl):

@@ -232,6 +232,8 @@ class RenderContext:
         self.values: dict[Value, Any] = {}
         #: tt.store ops of the kernel written with the language's non-temporal store (render/streaming.py)
         self.streaming_stores: frozenset[Op] = frozenset()
+        #: smaller ones written both ways, streaming where the launch writes LAUNCH_STREAM_BYTES through them
+        self.launch_streaming_stores: frozenset[Op] = frozenset()
         #: results of reductions computed where their operand was stored (row_walk.py), by reduce op
         self.fused_results: dict[Op, list[Any]] = {}
         self._lines: list[list[str]] = [[]]

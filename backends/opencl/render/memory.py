@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from triton_backend_sdk.analysis.axis_info import axis_info_of, proven_uniform
+from triton_backend_sdk.analysis.streaming_stores import LAUNCH_STREAM_BYTES
 from triton_backend_sdk.analysis.tile_model import row_prefetch_distance
 from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink
 from triton_backend_sdk.ir import ops as O
@@ -27,7 +28,7 @@ from .elementwise import lift
 from .row_walk import fill_reducing
 from .rows import MIN_RUN, load_rows
 from .rules import CSTYLE_RULES, OPENCL_RULES
-from .streaming import render_streaming_store, stream_width
+from .streaming import launch_writes, render_streaming_store, stream_width
 from .subword_atomics import cas_helper, rmw_helper
 
 
@@ -220,10 +221,25 @@ def render_store(ctx: RenderContext, op: O.Store) -> None:
         ctx.emit(f"if (lid == 0u) {{ {stmt(Idx((), lin='0u'))} }}")
         return
     w = stream_width(ctx, op, t)
-    if w:
+    if w and op in ctx.streaming_stores:
         render_streaming_store(ctx, op, t, w)
         return
+    if w:  # a smaller tile: streams where the launch writes LAUNCH_STREAM_BYTES through it
+        ctx.emit(f"if ({launch_writes(op, LAUNCH_STREAM_BYTES)}) {{")
+        with ctx.indent():
+            render_streaming_store(ctx, op, t, w)
+        ctx.emit("} else {")
+        with ctx.indent():
+            _ordinary_store(ctx, op, t, stmt)
+        ctx.emit("}")
+        return
+    _ordinary_store(ctx, op, t, stmt)
+
+
+def _ordinary_store(ctx: RenderContext, op: O.Store, t: Type, stmt: Callable[[Idx], str]) -> None:
     mem = CT.mem_ctype(t)
+    ptr, val = ctx.get(op.ptr), ctx.get(op.value)
+    mask = ctx.get(op.mask) if op.mask is not None else None
     if vec4.applies(ctx, op.value.type.shape, mem) and ctx.ctype(op.value) == mem:
         proof = _proof(ctx, op, op.ptr, op.mask)
         vec4.store(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from triton_backend_sdk.analysis.program_waits import programs_may_wait_for_each_other
-from triton_backend_sdk.analysis.streaming_stores import streaming_stores
+from triton_backend_sdk.analysis.streaming_stores import launch_streaming_stores, streaming_stores
 from triton_backend_sdk.errors import UnsupportedError
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import BlockArgument, Module, OpResult, Value
@@ -127,7 +127,9 @@ def render_module(
     ctx = RenderContext(rules, lang, local_size, features, device, fp_fusion, vector_bits, scratch_space)
     ctx.functions = funcs
     if ctx.L == 1 and lang.streaming_store(features) is not None:
-        ctx.streaming_stores = streaming_stores(kernel, [f for f in funcs.values() if f is not kernel])
+        others = [f for f in funcs.values() if f is not kernel]
+        ctx.streaming_stores = streaming_stores(kernel, others)
+        ctx.launch_streaming_stores = launch_streaming_stores(kernel, others)
     params: list[str] = []
     prologue: list[str] = []
     kinds: list[list[str]] = []

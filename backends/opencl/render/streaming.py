@@ -10,7 +10,7 @@ weakly-ordered stores before the program ends, as the language requires.
 
 from __future__ import annotations
 
-from triton_backend_sdk.analysis.axis_info import axis_info_of
+from triton_backend_sdk.analysis.axis_info import axis_info_of, pointee_bytes
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.types import IntType, Type
 
@@ -23,8 +23,9 @@ _VECTOR_CTYPES = frozenset({"float", "double", "char", "uchar", "short", "ushort
 
 def stream_width(ctx: RenderContext, op: O.Store, t: Type) -> int:
     """Elements per non-temporal vector for store `op` of memory type `t`, or 0 where it is an ordinary store
-    (`ctx.streaming_stores` is empty unless the program is one work-item on a device with a streaming store)."""
-    if op not in ctx.streaming_stores:
+    (`ctx.streaming_stores` and `ctx.launch_streaming_stores` are empty unless the program is one work-item on a
+    device with a streaming store; a store of the second streams only where the launch is large: memory.py)."""
+    if op not in ctx.streaming_stores and op not in ctx.launch_streaming_stores:
         return 0
     mem = CT.mem_ctype(t)
     if mem not in _VECTOR_CTYPES or ctx.ctype(op.value) != mem or (isinstance(t, IntType) and t.width == 1):
@@ -35,6 +36,12 @@ def stream_width(ctx: RenderContext, op: O.Store, t: Type) -> int:
     if w < 2 or not shape or shape[-1] % w or info is None or info.contiguity(op.ptr) < w:
         return 0
     return w
+
+
+def launch_writes(op: O.Store, nbytes: int) -> str:
+    """A condition: the launch's programs write at least `nbytes` through `op` (programs × the tile's bytes)."""
+    programs = -(-nbytes // (op.ptr.type.numel * pointee_bytes(op.ptr.type)))
+    return f"(ulong)tb_npid0 * (ulong)tb_npid1 * (ulong)tb_npid2 >= {programs}ul"
 
 
 def render_streaming_store(ctx: RenderContext, op: O.Store, t: Type, w: int) -> None:
