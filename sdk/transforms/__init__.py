@@ -29,6 +29,7 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     from .math_library import MathLibrary
     from .nan_arg_reduce import NanIgnoringArgReduce
     from .narrow_fma import NarrowFma
+    from .uniform_division import UniformDivision
     from .unpack_map_elementwise import UnpackMapElementwise
     from .wide_float_scan import WideFloatScan
 
@@ -59,4 +60,6 @@ def legalization_passes(descriptor: TargetDescriptor, options: Options, rules: R
     passes.append(IntSemantics())
     passes.append(UnpackMapElementwise())  # always: both backends render pack = 1 only
     passes.append(WideFloatScan())  # always: both backends' scans are sequential or Hillis-Steele in bf16
+    if options.enable_fp_fusion:  # Triton's fp32 `/` is div.full (2 ulp): a splat divisor's reciprocal suffices
+        passes.append(UniformDivision())
     return passes
