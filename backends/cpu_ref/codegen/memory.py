@@ -18,6 +18,7 @@ from math import gcd
 from llvmlite import ir
 from triton_backend_sdk.analysis.axis_info import axis_info_of, pointee_bytes
 from triton_backend_sdk.analysis.streaming_stores import LAUNCH_STREAM_BYTES
+from triton_backend_sdk.analysis.tile_model import row_prefetch_distance
 from triton_backend_sdk.analysis.uses import dot_operand_in_place, load_sink, mask_implied_by_sink, rereadable
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import types as T
@@ -162,11 +163,16 @@ def _vector_of(b: ir.IRBuilder, vty: ir.VectorType, elems: list[ir.Value]) -> ir
 
 def _run_vectors(ctx: LoweringContext, op: O.Load, st: ir.Type, n: int, align: int):
     """The `<n x T>` value of the run starting at an index: one vector load where its mask (tested once) holds, the
-    `other` elements where it does not."""
+    `other` elements where it does not. Along a long row proven contiguous (`tile_model.row_prefetch_distance`) each
+    run first prefetches the address that distance ahead: the hardware streamer alone left softmax's row loads
+    waiting on memory (their stalls were the kernel's largest samples)."""
     ptr = ctx.get(op.ptr)
     mask = ctx.get(op.mask) if op.mask is not None else None
     other = ctx.get(op.other) if op.other is not None else None
     vty = ir.VectorType(st, n)
+    info = axis_info_of(op)
+    shape = op.result.type.shape
+    ahead = row_prefetch_distance(_bytes(st), shape[-1], info.contiguity(op.ptr)) if info and shape else None
 
     def at(x, idx: list[ir.Value]) -> ir.Value:
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
@@ -174,6 +180,11 @@ def _run_vectors(ctx: LoweringContext, op: O.Load, st: ir.Type, n: int, align: i
     def run(idx: list[ir.Value]) -> ir.Value:
         b = ctx.b
         p0 = at(ptr, idx)
+        if ahead is not None and isinstance(ptr, Tile):
+            i32 = ir.IntType(32)
+            fn = ctx.intrinsic("llvm.prefetch.p0", ir.VoidType(), [PTR, i32, i32, i32])
+            soon = b.gep(p0, [ir.Constant(I64, ahead)], source_etype=st)
+            b.call(fn, [soon, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         fallback = None
         if mask is not None and other is not None:
             fallback = _vector_of(b, vty, [at(other, _shifted(b, idx, k)) for k in range(n)])
