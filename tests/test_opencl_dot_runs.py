@@ -117,14 +117,25 @@ def _mm_once(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.con
 @pytest.mark.parametrize("shape", [(64, 64, 32), (32, 128, 16), (16, 64, 64), (256, 2, 16), (16, 1024, 16)])
 def test_unrolled_dot_matches_one_work_item_bit_for_bit(ocl, shape):
     """A dot outside any loop, its accumulator loaded: blocks (runs of 4), row runs (256x2) and the plain path
-    (rows wider than 4 x 128) at 128 work-items give the one-work-item path's bits."""
+    (rows wider than 4 x 128) at 128 work-items give the one-work-item path's bits. A GPU may refuse the one
+    work-item launch of the largest tile (NVIDIA: 64 KiB of private memory, OUT_OF_HOST_MEMORY, raised as a named
+    DeviceError): there the 128-work-item result is checked against float64 alone."""
+    from triton_backend_sdk.backends.opencl.compiler import CPU_FEATURE
+    from triton_backend_sdk.backends.opencl.runtime import DeviceError
+
     BM, BN, BK = shape
     g = torch.Generator().manual_seed(BM + BN)
     a, b, c0 = torch.randn(BM, BK, generator=g), torch.randn(BK, BN, generator=g), torch.randn(BM, BN, generator=g)
     outs = []
     for work_items in (1, 128):
         c = c0.clone()
-        _mm_once[(1,)](a, b, c, BM=BM, BN=BN, BK=BK, work_items=work_items)
+        try:
+            _mm_once[(1,)](a, b, c, BM=BM, BN=BN, BK=BK, work_items=work_items)
+        except DeviceError as e:
+            cpu = CPU_FEATURE in triton.runtime.driver.active.descriptor().features
+            if cpu or work_items != 1 or BM * BN * 4 < 64 * 1024 or "refused to launch" not in str(e):
+                raise
+            c = None
         outs.append(c)
     torch.testing.assert_close(outs[1], ((a.double() @ b.double() + c0.double()) * 2).float(), rtol=1e-4, atol=1e-4)
-    assert torch.equal(outs[0], outs[1])
+    assert outs[0] is None or torch.equal(outs[0], outs[1])

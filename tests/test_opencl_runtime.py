@@ -249,6 +249,31 @@ def test_rerun_last_times_the_kernel_again_on_the_same_device_memory(ocl, rng, z
     assert rt._flush.size >= 1 << 20
 
 
+def test_a_launch_the_device_refuses_is_named_with_a_hint(ocl, rng, monkeypatch):
+    """An enqueue the device refuses (NVIDIA's OpenCL answers OUT_OF_HOST_MEMORY for a one-work-item program whose
+    private tile is 64 KiB) raises a DeviceError naming the device, the kernel and the work-items, with what to
+    change; the pyopencl error is its cause, and the next launch runs."""
+    from triton_backend_sdk.backends.opencl.launcher import Launcher
+    from triton_backend_sdk.backends.opencl.runtime import DeviceError
+
+    class Refused(RuntimeError):
+        pass
+
+    Refused.__module__ = "pyopencl._cl"  # what the launcher recognises as the device's own error
+    n = 1000
+    x, y, out = torch.randn(n, generator=rng), torch.randn(n, generator=rng), torch.empty(n)
+    add_into_kernel[(4,)](x, y, out, n, BLOCK=256)  # compiled and loaded before the refusal
+    with monkeypatch.context() as m:
+        m.setattr(Launcher, "_enqueue", lambda *a: (_ for _ in ()).throw(Refused("OUT_OF_HOST_MEMORY")))
+        with pytest.raises(DeviceError, match=r"refused to launch kernel 'add_into_kernel' at \d+ work-item") as e:
+            add_into_kernel[(4,)](x, y, out, n, BLOCK=256)
+    assert "OUT_OF_HOST_MEMORY" in str(e.value) and "more work-items per program" in str(e.value)
+    assert isinstance(e.value.__cause__, Refused)
+    out.zero_()
+    add_into_kernel[(4,)](x, y, out, n, BLOCK=256)
+    torch.testing.assert_close(out, x + y)
+
+
 def test_rerun_last_before_any_launch_names_the_reason(ocl, monkeypatch):
     from triton_backend_sdk.errors import ToolError
 

@@ -23,7 +23,7 @@ from . import launch_chunks as chunks
 from .asserts import check as check_asserts
 from .asserts import error_buffer, flush_prints
 from .clock import cycle_scale
-from .runtime import LoadedKernel, runtime_for
+from .runtime import DeviceError, LoadedKernel, runtime_for
 
 #: the loaded kernels by the `function` handle Triton passes to the launcher. Weak: an entry lives as long as the
 #: CompiledKernel holding its module. Triton's `CompiledKernel.__del__` unloads through whichever driver is active
@@ -186,13 +186,15 @@ class Launcher:
                 last = self._enqueue(rt, lk, grid, total)
                 if rt.zero_copy:
                     last.wait()
-            except BaseException:  # KeyboardInterrupt between pieces, or an enqueue refused: let enqueued work end
+            except BaseException as e:  # KeyboardInterrupt between pieces, or an enqueue refused: let enqueued work end
                 rt.queue.finish()
                 if not rt.zero_copy:
                     self._copy_out(rt, mems, bufs)
                 if self.asserts:  # an assert of the programs that ran is not reported against the next launch
                     with contextlib.suppress(AssertionError):
                         check_asserts(rt, self.kernel_name, self.asserts)
+                if type(e).__module__.startswith("pyopencl"):
+                    raise self._refused(rt, e) from e
                 raise
             rt.last_event = last
             rt.last_launch = (lk.kernel, final, (grid[0] * self.local, grid[1], grid[2]), (self.local, 1, 1))
@@ -204,6 +206,15 @@ class Launcher:
                 flush_prints()
             if self.asserts:
                 check_asserts(rt, self.kernel_name, self.asserts)
+
+    def _refused(self, rt: Any, e: BaseException) -> DeviceError:
+        """The device's refusal of a launch, named: NVIDIA's OpenCL answers OUT_OF_HOST_MEMORY or OUT_OF_RESOURCES
+        where a program's private arrays (its register tiles at few work-items) exceed what it can give them."""
+        return DeviceError(
+            f"[opencl] {rt.device.name.strip()!r} refused to launch kernel {self.kernel_name!r} at {self.local} "
+            f"work-item(s) per program: {e}. Each work-item holds its share of the program's tiles in private "
+            "memory: launch with more work-items per program (num_warps, or work_items=) or with smaller blocks"
+        )
 
     def _enqueue(self, rt: Any, lk: LoadedKernel, grid: tuple[int, int, int], total: int) -> Any:
         """Enqueue the grid, in one piece or in several (launch_chunks.py; waiting for each but the last, so that

@@ -35,7 +35,7 @@ CONTAINER_MAGIC = b"TBSCLBIN1\n"
 
 
 class DeviceError(SDKError, RuntimeError):
-    """No usable OpenCL device (pyopencl missing, no ICD, no matching device)."""
+    """No usable OpenCL device (pyopencl missing, no ICD, no matching device), or one that refuses a launch."""
 
 
 def cl() -> Any:
