@@ -13,6 +13,7 @@ from triton_backend_sdk.analysis.streaming_stores import (
     LAUNCH_STREAM_BYTES,
     STREAM_BYTES,
     launch_streaming_stores,
+    streaming_programs,
     streaming_stores,
 )
 from triton_backend_sdk.ir import ops as O
@@ -61,6 +62,9 @@ def test_small_tile_streams_by_launch_size_only():
     assert LAUNCH_STREAM_BYTES == 32 << 20
     assert _streaming(_kernel(1024), launch_streaming_stores) == ["tt.store"]
     assert _streaming(_kernel(4096), launch_streaming_stores) == []
+    func = next(op for op in parse_ttir(_kernel(1024)).ops if isinstance(op, O.Func))
+    (store,) = launch_streaming_stores(func)
+    assert streaming_programs(store) == 8192  # programs of 4 KiB that write 32 MiB
 
 
 @pytest.mark.parametrize(

@@ -49,6 +49,12 @@ def launch_streaming_stores(func: O.Func, others: list[O.Func] | tuple[O.Func, .
     return frozenset(s for s in _eligible(func, others) if _bytes(s) < STREAM_BYTES)
 
 
+def streaming_programs(store: O.Store) -> int:
+    """The fewest programs of a launch that write LAUNCH_STREAM_BYTES through `store` (one of
+    `launch_streaming_stores`): the grid size from which its backend emits the non-temporal path."""
+    return -(-LAUNCH_STREAM_BYTES // _bytes(store))
+
+
 def _eligible(func: O.Func, others: list[O.Func] | tuple[O.Func, ...]) -> list[Op]:
     """Tensor stores of `func` that meet every condition of the module docstring but the tile size."""
     ops = list(func.walk())

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from math import gcd
 
 from llvmlite import ir
-from triton_backend_sdk.analysis.axis_info import axis_info_of, pointee_bytes
-from triton_backend_sdk.analysis.streaming_stores import LAUNCH_STREAM_BYTES
+from triton_backend_sdk.analysis.axis_info import axis_info_of
+from triton_backend_sdk.analysis.streaming_stores import streaming_programs
 from triton_backend_sdk.analysis.tile_model import row_prefetch_distance
 from triton_backend_sdk.analysis.uses import dot_operand_in_place, load_sink, mask_implied_by_sink, rereadable
 from triton_backend_sdk.ir import ops as O
@@ -239,7 +239,7 @@ def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: i
     if not by_launch:
         _run_loop(ctx, op.ptr.type.shape, n, body)
         return
-    with ctx.b.if_else(_launch_writes(ctx, op, LAUNCH_STREAM_BYTES)) as (large, small):
+    with ctx.b.if_else(_launch_is_large(ctx, op)) as (large, small):
         with large:
             streaming = True
             _run_loop(ctx, op.ptr.type.shape, n, body)
@@ -248,14 +248,13 @@ def _store_runs(ctx: LoweringContext, op: O.Store, st: ir.Type, n: int, align: i
             _run_loop(ctx, op.ptr.type.shape, n, body)
 
 
-def _launch_writes(ctx: LoweringContext, op: O.Store, nbytes: int) -> ir.Value:
-    """An i1: the launch's programs write at least `nbytes` through `op` (programs × the tile's bytes)."""
+def _launch_is_large(ctx: LoweringContext, op: O.Store) -> ir.Value:
+    """An i1: the launch has at least `streaming_programs(op)` programs (it writes LAUNCH_STREAM_BYTES through op)."""
     b = ctx.b
-    tile = op.ptr.type.numel * pointee_bytes(op.ptr.type)
     programs = ir.Constant(I64, 1)
     for g in ctx.num_programs:
         programs = b.mul(programs, b.zext(g, I64))
-    return b.icmp_unsigned(">=", programs, ir.Constant(I64, -(-nbytes // tile)))
+    return b.icmp_unsigned(">=", programs, ir.Constant(I64, streaming_programs(op)))
 
 
 #: cost of a deferred load in a generator: a generator reading it that is used twice gets stored

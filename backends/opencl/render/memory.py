@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from triton_backend_sdk.analysis.axis_info import axis_info_of, proven_uniform
-from triton_backend_sdk.analysis.streaming_stores import LAUNCH_STREAM_BYTES
 from triton_backend_sdk.analysis.tile_model import row_prefetch_distance
 from triton_backend_sdk.analysis.uses import load_sink, mask_implied_by_sink
 from triton_backend_sdk.ir import ops as O
@@ -28,7 +27,7 @@ from .elementwise import lift
 from .row_walk import fill_reducing
 from .rows import MIN_RUN, load_rows
 from .rules import CSTYLE_RULES, OPENCL_RULES
-from .streaming import launch_writes, render_streaming_store, stream_width
+from .streaming import launch_is_large, render_streaming_store, stream_width
 from .subword_atomics import cas_helper, rmw_helper
 
 
@@ -225,7 +224,7 @@ def render_store(ctx: RenderContext, op: O.Store) -> None:
         render_streaming_store(ctx, op, t, w)
         return
     if w:  # a smaller tile: streams where the launch writes LAUNCH_STREAM_BYTES through it
-        ctx.emit(f"if ({launch_writes(op, LAUNCH_STREAM_BYTES)}) {{")
+        ctx.emit(f"if ({launch_is_large(op)}) {{")
         with ctx.indent():
             render_streaming_store(ctx, op, t, w)
         ctx.emit("} else {")

@@ -10,7 +10,8 @@ weakly-ordered stores before the program ends, as the language requires.
 
 from __future__ import annotations
 
-from triton_backend_sdk.analysis.axis_info import axis_info_of, pointee_bytes
+from triton_backend_sdk.analysis.axis_info import axis_info_of
+from triton_backend_sdk.analysis.streaming_stores import streaming_programs
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.types import IntType, Type
 
@@ -38,10 +39,10 @@ def stream_width(ctx: RenderContext, op: O.Store, t: Type) -> int:
     return w
 
 
-def launch_writes(op: O.Store, nbytes: int) -> str:
-    """A condition: the launch's programs write at least `nbytes` through `op` (programs × the tile's bytes)."""
-    programs = -(-nbytes // (op.ptr.type.numel * pointee_bytes(op.ptr.type)))
-    return f"(ulong)tb_npid0 * (ulong)tb_npid1 * (ulong)tb_npid2 >= {programs}ul"
+def launch_is_large(op: O.Store) -> str:
+    """A condition: the launch has at least `streaming_programs(op)` programs (it writes LAUNCH_STREAM_BYTES
+    through op)."""
+    return f"(ulong)tb_npid0 * (ulong)tb_npid1 * (ulong)tb_npid2 >= {streaming_programs(op)}ul"
 
 
 def render_streaming_store(ctx: RenderContext, op: O.Store, t: Type, w: int) -> None:
