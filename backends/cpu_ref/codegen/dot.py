@@ -19,7 +19,7 @@ row of B apart and, read in place, fell into the same L1 sets (slower in the sam
 from __future__ import annotations
 
 from llvmlite import ir
-from triton_backend_sdk.analysis.tile_model import register_block
+from triton_backend_sdk.analysis.tile_model import CACHE_LINE, register_block
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import BlockArgument, Value
 
@@ -28,7 +28,7 @@ from .convert import fp8_to_float
 from .memory import InPlaceRead, in_place_read
 from .numerics import narrow as narrow_float
 from .rules import RULES
-from .types import BF16, F16, F32, F64, I64, PTR, bit_width, buffer_type, fp8_format, is_float_type, llvm_type
+from .types import BF16, F16, F32, F64, I64, bit_width, buffer_type, fp8_format, is_float_type, llvm_type
 
 
 def _widen(ctx: LoweringContext, v: ir.Value, to: ir.Type) -> ir.Value:
@@ -66,22 +66,15 @@ def _microkernel_plan(ctx: LoweringContext, ety: ir.Type, m_: int, n_: int) -> t
     return register_block(ctx.vector_bits, bit_width(ety), m_, n_)
 
 
-#: bytes apart of the prefetches that cover a row of a (a cache line on the CPUs LLVM targets here)
-_LINE_BYTES = 64
-
-
 def _prefetch_rows(ctx: LoweringContext, a: InPlaceRead, bidx: list[ir.Value], rows: list[ir.Value], k_: int) -> None:
     """Prefetch rows of a read in place (each k_ elements from its row pointer; one more line for a row that does not
     start on a line). x86 and AArch64 prefetches never fault, so rows are not checked against the tile's mask."""
     b = ctx.b
-    elem = _LINE_BYTES // max(1, bit_width(a.ety) // 8)
-    i32 = ir.IntType(32)
-    fn = ctx.intrinsic("llvm.prefetch.p0", ir.VoidType(), [PTR, i32, i32, i32])
+    elem = CACHE_LINE // max(1, bit_width(a.ety) // 8)
     for row in rows:
         base = a.row_pointer(ctx, bidx + [row, ir.Constant(I64, 0)])
         for off in [*range(0, k_, elem), k_ - 1]:
-            p = b.gep(base, [ir.Constant(I64, off)], source_etype=buffer_type(a.ety))
-            b.call(fn, [p, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            ctx.prefetch(b.gep(base, [ir.Constant(I64, off)], source_etype=buffer_type(a.ety)))
 
 
 def _microkernel(

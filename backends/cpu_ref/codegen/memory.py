@@ -181,10 +181,7 @@ def _run_vectors(ctx: LoweringContext, op: O.Load, st: ir.Type, n: int, align: i
         b = ctx.b
         p0 = at(ptr, idx)
         if ahead is not None and isinstance(ptr, Tile):
-            i32 = ir.IntType(32)
-            fn = ctx.intrinsic("llvm.prefetch.p0", ir.VoidType(), [PTR, i32, i32, i32])
-            soon = b.gep(p0, [ir.Constant(I64, ahead)], source_etype=st)
-            b.call(fn, [soon, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            ctx.prefetch(b.gep(p0, [ir.Constant(I64, ahead)], source_etype=st))
         fallback = None
         if mask is not None and other is not None:
             fallback = _vector_of(b, vty, [at(other, _shifted(b, idx, k)) for k in range(n)])
