@@ -46,12 +46,12 @@ def test_unmasked_row_streams_float16_vectors_and_fences():
         __attribute__((target("tune=x86-64")))
         __kernel void tb_k(
         for (uint c0 = 0u; c0 < 256u; ++c0) {
-        float nt0[16];
+        float nt0[16] __attribute__((aligned(64)));
         int full0 = 1;
         for (uint j0 = 0u; j0 < 16u; ++j0) {
         nt0[j0] =
         if (full0 && ((ulong)p0 & 63ul) == 0ul) {
-        __builtin_nontemporal_store(vload16(0, nt0), (__global float16 *)p0);
+        __builtin_nontemporal_store(*((const float16 *)(nt0)), (__global float16 *)p0);
         } else {
         for (uint j0 = 0u; j0 < 16u; ++j0) { *(
         __builtin_ia32_sfence();
@@ -87,7 +87,7 @@ def test_small_tile_streams_only_in_a_launch_that_writes_32_mib():
         """
         if ((ulong)tb_npid0 * (ulong)tb_npid1 * (ulong)tb_npid2 >= 8192ul) {
         for (uint c0 = 0u; c0 < 64u; ++c0) {
-        __builtin_nontemporal_store(vload16(0, nt0), (__global float16 *)p0);
+        __builtin_nontemporal_store(*((const float16 *)(nt0)), (__global float16 *)p0);
         __builtin_ia32_sfence();
         } else {
         for (uint r0 = 0u; r0 < 1024u; ++r0) {

@@ -51,15 +51,8 @@ def lanes_for(elem: Type, vector_width_bits: int, n: int) -> int:
 def _combine_op(reduce: O.Reduce) -> type[BinaryOp] | None:
     """The class of the combine region's op when the region is exactly `return op(a, b)` (either order) and the op
     has a neutral element."""
-    block = reduce.combine
-    if len(reduce.operands) != 1 or len(block.ops) != 2:
-        return None
-    op, ret = block.ops
-    if not isinstance(op, BinaryOp) or type(op).neutral is None:
-        return None
-    if set(op.operands) != set(block.args) or len(set(op.operands)) != 2:
-        return None
-    if list(ret.operands) != [op.result]:
+    op = reduce.single_op
+    if len(reduce.operands) != 1 or not isinstance(op, BinaryOp) or type(op).neutral is None:
         return None
     return type(op)
 

@@ -5,7 +5,10 @@ A tile that is stored (a load's copy, or a costly generator used twice) and also
 otherwise be walked twice, a reduction of several rows would go through local memory, and softmax would walk each
 row five times (copy, max, exp, sum, divide); here it walks it three times. Which reductions may be computed where
 their operand is stored is the shared tile model's choice (`tile_model.fused_row_reductions`); the lanes are its
-reduction plan (`reduction_plan`, at most 2 accumulators: a scalar array the device compiler vectorizes).
+reduction plan (`reduction_plan`, at most 2 accumulators). Where the combine is one op the language spells on
+vectors (`vector_combine.py`), the partials are vector variables updated a chunk of `p` elements at a time from the
+stored row (or a small chunk array); else a scalar array the device compiler vectorizes but keeps in memory, every
+chunk's partials going through a store and a reload (PoCL: a loop-carried chain through the stack).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Value
 
 from . import ctypes as CT
-from .context import Idx, RenderContext, Tile, numel
+from .context import TILE_ALIGNMENT, Idx, RenderContext, Tile, numel
+from .vector_combine import vector_combine, vector_width
 
 
 def lanes_for(ctx: RenderContext, ctype: str, n: int) -> int:
@@ -58,6 +62,13 @@ def walk_rows(
             for a, ct in zip(names, ctypes):
                 ctx.emit(f"{ct} {a};")
 
+    w = vector_width(ctx, ctypes, p)
+    combines = [vector_combine(r, ctypes) for r in reductions] if w else []
+    if not all(combines):
+        w = 0
+    chunk = ctx.fresh("chunk") if w and out is None else None
+    vlanes = [[ctx.fresh("vlane") for _ in range(p // w)] for _ in reductions] if w else []
+
     def element(pos: str, first: bool) -> None:
         lin = f"({o} * {n}u + {pos})" if rows > 1 else f"({pos})"
         xs = [ctx.fresh("x") for _ in ctypes]
@@ -65,6 +76,10 @@ def walk_rows(
             ctx.emit(f"{ct} {x} = {value(Idx(shape, lin=lin, slot=lin))};")
         if out is not None:
             ctx.emit(f"{out.reg}[{lin}] = {xs[0]};")
+        if w:
+            if chunk is not None:
+                ctx.emit(f"{chunk}[{j}] = {xs[0]};")
+            return
         for r, lns in zip(reductions, lanes):
             cur = [f"{ln}[{j}]" for ln in lns]
             if first:
@@ -72,14 +87,31 @@ def walk_rows(
             else:
                 _combine(ctx, r, cur, xs, cur)
 
+    def fold_chunk(start: str, first: bool) -> None:
+        """The vector partials updated from the `p` elements just walked (`start`: the first one's position)."""
+        base_of = f"{chunk}" if chunk is not None else f"{out.reg} + ({o} * {n}u + {start})"
+        for vls, f in zip(vlanes, combines):
+            for e, vl in enumerate(vls):
+                x = _vector_read(ctx, ctypes[0], w, f"{base_of} + {e * w}u")
+                ctx.emit(f"{vl} = {x};" if first else f"{vl} = {f(ctx.lang, vl, x)};")
+
     with ctx.loop_body() as (inner, base), ctx.indent():
-        for lns in lanes:
-            for ln, ct in zip(lns, ctypes):
-                ctx.emit(f"{ct} {ln}[{p}];")
+        if w:
+            vtype = ctx.lang.vector_type(ctypes[0], w)
+            for vls in vlanes:
+                ctx.emit(" ".join(f"{vtype} {vl};" for vl in vls))
+            if chunk is not None:
+                ctx.emit(f"{ctypes[0]} {chunk}[{p}]{ctx.lang.array_alignment(TILE_ALIGNMENT)};")
+        else:
+            for lns in lanes:
+                for ln, ct in zip(lns, ctypes):
+                    ctx.emit(f"{ct} {ln}[{p}];")
         ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
         with ctx.indent():
             element(j, True)
         ctx.emit("}")
+        if w:
+            fold_chunk("0u", True)
         if n > p:
             ctx.emit(f"for (uint {q} = 1u; {q} < {n // p}u; ++{q}) {{")
             if ahead is not None:
@@ -91,15 +123,25 @@ def walk_rows(
             with ctx.indent():
                 element(f"{q} * {p}u + {j}", False)
             ctx.emit("}")
+            if w:
+                fold_chunk(f"{q} * {p}u", False)
             ctx.emit("}")
-        for r, lns, res in zip(reductions, lanes, results):
+        for r, lns, res, i in zip(reductions, lanes, results, range(len(reductions))):
             cur = [ctx.fresh("fold") for _ in ctypes]
-            for c, ln, ct in zip(cur, lns, ctypes):
-                ctx.emit(f"{ct} {c} = {ln}[0];")
-            if p > 1:
-                ctx.emit(ctx.lang.unroll_pragma)
-                ctx.emit(f"for (uint {k} = 1u; {k} < {p}u; ++{k})")
-                _combine(ctx, r, cur, [f"{ln}[{k}]" for ln in lns], cur)
+            if w:
+                vls, f = vlanes[i], combines[i]
+                for vl in vls[1:]:
+                    ctx.emit(f"{vls[0]} = {f(ctx.lang, vls[0], vl)};")
+                ctx.emit(f"{ctypes[0]} {cur[0]} = {ctx.lang.vector_elem(vls[0], 0)};")
+                for e in range(1, w):
+                    _combine(ctx, r, cur, [ctx.lang.vector_elem(vls[0], e)], cur)
+            else:
+                for c, ln, ct in zip(cur, lns, ctypes):
+                    ctx.emit(f"{ct} {c} = {ln}[0];")
+                if p > 1:
+                    ctx.emit(ctx.lang.unroll_pragma)
+                    ctx.emit(f"for (uint {k} = 1u; {k} < {p}u; ++{k})")
+                    _combine(ctx, r, cur, [f"{ln}[{k}]" for ln in lns], cur)
             for dst, c in zip(res, cur):
                 ctx.emit(f"{dst.reg}[{o}] = {c};" if isinstance(dst, Tile) else f"{dst} = {c};")
     ctx.emit(f"for (uint {o} = 0u; {o} < {rows}u; ++{o}) {{" if rows > 1 else f"{{ const uint {o} = 0u;")
@@ -107,6 +149,14 @@ def walk_rows(
     ctx.emit("}")
     ctx.scratch_top = base
     return results
+
+
+def _vector_read(ctx: RenderContext, ctype: str, w: int, ptr: str) -> str:
+    """The `w` elements at `ptr`, a multiple of `w` elements into a register tile or chunk array (aligned to their
+    vector's size where the language aligns arrays: TILE_ALIGNMENT is at least 64 bytes)."""
+    if ctx.lang.array_alignment(TILE_ALIGNMENT):
+        return ctx.lang.aligned_vector_load(ctype, w, ptr)
+    return ctx.lang.vector_load(w, ptr)
 
 
 def _combine(ctx: RenderContext, op: O.Reduce, lhs: list[str], rhs: list[str], targets: list[str]) -> None:

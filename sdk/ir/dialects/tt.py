@@ -443,6 +443,20 @@ class _Combining(Op):
         """The combine region's block."""
         return self.regions[0].entry
 
+    @property
+    def single_op(self) -> Op | None:
+        """The combine's one op when the region is exactly `return op(a, b)` over its two arguments (either order):
+        a combine a backend may apply to whole vectors of partials, op by op. None otherwise."""
+        block = self.combine
+        if len(block.args) != 2 or len(block.ops) != 2:
+            return None
+        op, ret = block.ops
+        if len(op.results) != 1 or list(ret.operands) != [op.results[0]]:
+            return None
+        if len(op.operands) != 2 or {id(v) for v in op.operands} != {id(a) for a in block.args}:
+            return None
+        return op
+
     def verify_(self) -> None:
         if len(self.regions) != 1 or not self.regions[0].blocks:
             raise IRVerificationError("needs a combine region", self)

@@ -1,0 +1,295 @@
+"""Row walks on one work-item (a CPU device) fold a reduction whose combine is one op the language spells on vectors
+into vector partials (backends/opencl/render/vector_combine.py): golden OpenCL C for the stored-row and chunk-array
+forms and for combines that keep scalar lane arrays, and results on this machine's OpenCL device against torch for
+every combine in the table, fp32, fp64, int32 and int64, ragged rows included."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from golden_ir import check_lines
+from test_opencl_render import LOAD_1024, render
+
+CPU = frozenset({"device_type_cpu", "cl_khr_fp64"})
+
+
+def _reduce(op: str, ty: str = "f32", shape: str = "1024xf32", result: str = "f32", src: str = "%v") -> str:
+    """`%z`: the reduction of `src` along its last axis with combine `op`."""
+    return f"""
+    %z = "tt.reduce"({src}) <{{axis = {shape.count("x") - 1} : i32}}> ({{
+    ^bb0(%a: {ty}, %b: {ty}):
+      %c = {op} %a, %b : {ty}
+      tt.reduce.return %c : {ty}
+    }}) : (tensor<{shape}>) -> {result}
+"""
+
+
+def test_a_stored_row_folds_into_vector_partials_read_back_from_its_register_tile():
+    """Softmax's shape: the row is stored (read again after its max) and its max is two float16 partials, each
+    updated from the register tile a chunk at a time, then one vector combine and a scalar fold of 16 components."""
+    body = (
+        LOAD_1024
+        + _reduce("arith.maxnumf")
+        + """
+    %zs = tt.splat %z : f32 -> tensor<1024xf32>
+    %d = arith.subf %v, %zs : tensor<1024xf32>
+    tt.store %q, %d, %m : tensor<1024x!tt.ptr<f32>>
+"""
+    )
+    src = render(body, local_size=1, features=CPU, vector_bits=512)
+    check_lines(
+        src,
+        """
+        float t_v0[1024] __attribute__((aligned(64)));
+        float16 vlane0; float16 vlane1;
+        for (uint j0 = 0u; j0 < 32u; ++j0) {
+        t_v0[(j0)] = x0;
+        vlane0 = *((const float16 *)(t_v0 + (o0 * 1024u + 0u) + 0u));
+        vlane1 = *((const float16 *)(t_v0 + (o0 * 1024u + 0u) + 16u));
+        for (uint q0 = 1u; q0 < 32u; ++q0) {
+        t_v0[(q0 * 32u + j0)] = x1;
+        vlane0 = fmax(vlane0, *((const float16 *)(t_v0 + (o0 * 1024u + q0 * 32u) + 0u)));
+        vlane1 = fmax(vlane1, *((const float16 *)(t_v0 + (o0 * 1024u + q0 * 32u) + 16u)));
+        vlane0 = fmax(vlane0, vlane1);
+        float fold0 = vlane0.s0;
+        fmax(fold0, vlane0.s1);
+        fmax(fold0, vlane0.sf);
+        """,
+    )
+    assert "lane0[" not in src
+
+
+ROWS_4x256 = """
+    %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+    %r2 = tt.expand_dims %r {axis = 0 : i32} : tensor<256xi32> -> tensor<1x256xi32>
+    %rb = tt.broadcast %r2 : tensor<1x256xi32> -> tensor<4x256xi32>
+    %p = tt.splat %x : !tt.ptr<f32> -> tensor<4x256x!tt.ptr<f32>>
+    %q = tt.addptr %p, %rb : tensor<4x256x!tt.ptr<f32>>, tensor<4x256xi32>
+    %v = tt.load %q : tensor<4x256x!tt.ptr<f32>>
+"""
+
+
+def test_rows_reduced_alone_fold_through_a_small_aligned_chunk():
+    """Several rows reduced along their last axis with nothing else reading them: each chunk of 32 elements is
+    written to an aligned chunk array, the vector partials read it (no register tile of the whole rows)."""
+    body = (
+        ROWS_4x256
+        + _reduce("arith.addf", shape="4x256xf32", result="tensor<4xf32>")
+        + """
+    %o = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+    %po = tt.splat %x : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
+    %qo = tt.addptr %po, %o : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
+    tt.store %qo, %z : tensor<4x!tt.ptr<f32>>
+"""
+    )
+    src = render(body, local_size=1, features=CPU, vector_bits=512)
+    check_lines(
+        src,
+        """
+        for (uint o0 = 0u; o0 < 4u; ++o0) {
+        float chunk0[32] __attribute__((aligned(64)));
+        chunk0[j0] = x0;
+        vlane0 = *((const float16 *)(chunk0 + 0u));
+        for (uint q0 = 1u; q0 < 8u; ++q0) {
+        vlane0 = (vlane0 + *((const float16 *)(chunk0 + 0u)));
+        vlane1 = (vlane1 + *((const float16 *)(chunk0 + 16u)));
+        vlane0 = (vlane0 + vlane1);
+        """,
+    )
+    assert "float t_v" not in src and "lane0[" not in src
+
+
+@pytest.mark.parametrize(
+    "op,ty",
+    [
+        ("arith.addi", "i32"),  # wraps on overflow: C's vector `+` on int does not promise that
+        ("arith.maxui", "i32"),  # OpenCL's max on an int vector compares signed
+        ("arith.subf", "f32"),  # not a reduction's combine, but no vector form either
+    ],
+)
+def test_combines_without_a_vector_form_keep_scalar_lane_arrays(op, ty):
+    body = (
+        ROWS_4x256.replace("f32>", f"{ty}>")
+        + _reduce(op, ty=ty, shape=f"4x256x{ty}", result=f"tensor<4x{ty}>")
+        + f"""
+    %o = tt.make_range {{end = 4 : i32, start = 0 : i32}} : tensor<4xi32>
+    %po = tt.splat %x : !tt.ptr<{ty}> -> tensor<4x!tt.ptr<{ty}>>
+    %qo = tt.addptr %po, %o : tensor<4x!tt.ptr<{ty}>>, tensor<4xi32>
+    tt.store %qo, %z : tensor<4x!tt.ptr<{ty}>>
+"""
+    )
+    src = render(body, args=f"%x: !tt.ptr<{ty}>, %n: i32", local_size=1, features=CPU, vector_bits=512)
+    assert "lane0[32];" in src and "vlane" not in src
+
+
+def test_a_128_bit_device_holds_four_component_partials():
+    src = render(LOAD_1024 + _reduce("arith.maxnumf", src="%v") + "    tt.store %q, %v, %m : tensor<1024x!tt.ptr<f32>>\n"
+                 "    tt.store %x, %z : !tt.ptr<f32>\n", local_size=1, features=CPU, vector_bits=128)  # fmt: skip
+    assert "float4 vlane0; float4 vlane1;" in src and "vlane0.s3" in src and "vlane0.s4" not in src
+
+
+# ---- results on this machine's OpenCL device ------------------------------------------------------------------------
+
+
+@triton.jit
+def _combine_and(a, b):
+    return a & b
+
+
+@triton.jit
+def _combine_or(a, b):
+    return a | b
+
+
+@triton.jit
+def _combine_mul(a, b):
+    return a * b
+
+
+@triton.jit
+def _row_kernel(x_ptr, y_ptr, red_ptr, n, other, BLOCK: tl.constexpr, OP: tl.constexpr):
+    """red[row] = reduce(x[row]); y[row] = x[row] - red (floats) or x ^ red (ints): the row is stored and reduced."""
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + row * n + offs, mask=m, other=other)
+    r = _apply(x, 0, OP)
+    y = x - r if x.dtype.is_floating() else x ^ r
+    tl.store(y_ptr + row * n + offs, y, mask=m)
+    tl.store(red_ptr + row, r)
+
+
+@triton.jit
+def _rows_kernel(x_ptr, red_ptr, n_rows, n, other, ROWS: tl.constexpr, BLOCK: tl.constexpr, OP: tl.constexpr):
+    """red[rows] = reduce(x[rows, :], axis=1): several rows reduced alone."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    offs = tl.arange(0, BLOCK)
+    m = (rows[:, None] < n_rows) & (offs[None, :] < n)
+    x = tl.load(x_ptr + rows[:, None] * n + offs[None, :], mask=m, other=other)
+    tl.store(red_ptr + rows, _apply(x, 1, OP), mask=rows < n_rows)
+
+
+@triton.jit
+def _apply(x, axis: tl.constexpr, OP: tl.constexpr):
+    if OP == "sum":
+        r = tl.sum(x, axis=axis)
+    elif OP == "max":
+        r = tl.max(x, axis=axis)
+    elif OP == "min":
+        r = tl.min(x, axis=axis)
+    elif OP == "prod":
+        r = tl.reduce(x, axis, _combine_mul)
+    elif OP == "xor":
+        r = tl.xor_sum(x, axis=axis)
+    elif OP == "and":
+        r = tl.reduce(x, axis, _combine_and)
+    else:
+        r = tl.reduce(x, axis, _combine_or)
+    return r
+
+
+_NEUTRAL = {"sum": 0, "xor": 0, "or": 0, "and": -1, "prod": 1}
+_TORCH = {
+    "sum": lambda x, d: x.sum(d),
+    "max": lambda x, d: x.amax(d),
+    "min": lambda x, d: x.amin(d),
+    "prod": lambda x, d: x.prod(d),
+}
+
+
+def _bitwise(x: torch.Tensor, dim: int, op: str) -> torch.Tensor:
+    acc = x.select(dim, 0).clone()
+    for i in range(1, x.shape[dim]):
+        col = x.select(dim, i)
+        acc = acc ^ col if op == "xor" else (acc & col if op == "and" else acc | col)
+    return acc
+
+
+def _reference(x: torch.Tensor, dim: int, op: str) -> torch.Tensor:
+    return _TORCH[op](x, dim) if op in _TORCH else _bitwise(x, dim, op)
+
+
+def _neutral(op: str, dtype: torch.dtype) -> float | int:
+    """The masked-off elements' value: the combine's neutral element."""
+    if op in _NEUTRAL:
+        return float(_NEUTRAL[op]) if dtype.is_floating_point else _NEUTRAL[op]
+    if dtype.is_floating_point:
+        return -float("inf") if op == "max" else float("inf")
+    info = torch.iinfo(dtype)
+    return info.min if op == "max" else info.max
+
+
+def _data(dtype: torch.dtype, op: str, shape: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
+    if dtype.is_floating_point:
+        if op == "prod":
+            return (0.9 + 0.2 * torch.rand(shape, generator=g, dtype=torch.float64)).to(dtype)
+        return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+    info = torch.iinfo(dtype)
+    if op == "and":  # mostly-set bits, so that the result is not zero
+        return torch.randint(0, 1 << 20, shape, generator=g).to(dtype) | (-1 << 4)
+    return torch.randint(info.min, info.max, shape, generator=g, dtype=dtype)
+
+
+CASES = [
+    (torch.float32, "sum"),
+    (torch.float32, "max"),
+    (torch.float32, "min"),
+    (torch.float32, "prod"),
+    (torch.float64, "sum"),
+    (torch.float64, "max"),
+    (torch.int32, "max"),
+    (torch.int32, "min"),
+    (torch.int32, "xor"),
+    (torch.int32, "and"),
+    (torch.int64, "or"),
+    (torch.int64, "max"),
+]
+
+
+def _vector_lanes_expected() -> bool:
+    from triton.runtime import driver
+    from triton_backend_sdk.backends.opencl.compiler import CPU_FEATURE
+
+    d = driver.active.descriptor()
+    return CPU_FEATURE in d.features and d.vector_width_bits >= 256
+
+
+@pytest.mark.parametrize("n", [1024, 1000])
+@pytest.mark.parametrize("dtype,op", CASES, ids=[f"{d}-{o}".replace("torch.", "") for d, o in CASES])
+def test_stored_rows_reduce_as_torch_does(ocl, dtype, op, n):
+    g = torch.Generator().manual_seed(7 + n)
+    rows = 3
+    x = _data(dtype, op, (rows, n), g)
+    y = torch.zeros_like(x)
+    red = torch.zeros(rows, dtype=dtype)
+    k = _row_kernel[(rows,)](x, y, red, n, _neutral(op, dtype), BLOCK=1024, OP=op, work_items=1)
+    want = _reference(x, 1, op)
+    if dtype.is_floating_point:
+        tol = {"rtol": 1e-5, "atol": 1e-4} if dtype == torch.float32 else {"rtol": 1e-12, "atol": 1e-10}
+        torch.testing.assert_close(red, want, **tol)
+        torch.testing.assert_close(y, x - red[:, None], **tol)
+    else:
+        assert torch.equal(red, want) and torch.equal(y, x ^ red[:, None])
+    if _vector_lanes_expected():
+        assert "vlane0" in k.asm["cl"], "the combine was expected to fold into vector partials"
+
+
+@pytest.mark.parametrize("dtype,op", CASES, ids=[f"{d}-{o}".replace("torch.", "") for d, o in CASES])
+def test_rows_reduced_alone_match_torch(ocl, dtype, op):
+    g = torch.Generator().manual_seed(11)
+    n_rows, n = 10, 250  # ragged rows (the last program's) and columns
+    x = _data(dtype, op, (n_rows, n), g)
+    red = torch.zeros(n_rows, dtype=dtype)
+    k = _rows_kernel[(triton.cdiv(n_rows, 4),)](
+        x, red, n_rows, n, _neutral(op, dtype), ROWS=4, BLOCK=256, OP=op, work_items=1
+    )
+    want = _reference(x, 1, op)
+    if dtype.is_floating_point:
+        tol = {"rtol": 1e-5, "atol": 1e-4} if dtype == torch.float32 else {"rtol": 1e-12, "atol": 1e-10}
+        torch.testing.assert_close(red, want, **tol)
+    else:
+        assert torch.equal(red, want)
+    if _vector_lanes_expected():
+        assert "chunk0" in k.asm["cl"] and "vlane0" in k.asm["cl"]
