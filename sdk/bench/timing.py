@@ -20,6 +20,15 @@ from collections.abc import Callable, Mapping
 #: side in steady state, as kernels that run back to back in a model do.
 WARM_S = 0.02
 
+#: after a side's timed calls, its process waits (in windows of SETTLE_WINDOW_S, at most SETTLE_MAX_S) until its
+#: threads use under SETTLE_BUSY of a core, so that the next side is not timed against them. numpy's OpenBLAS
+#: workers spin 0.12 s after each sgemm (measured: CPU time of the child during a sleep after its call), on one of
+#: the 2 cores, through the warm call and the first timed ones of whatever runs next: cpu_ref's matmul ran 231
+#: GFLOP/s in the bench where alone 310-318
+SETTLE_WINDOW_S = 0.01
+SETTLE_BUSY = 0.2
+SETTLE_MAX_S = 0.5
+
 #: a sampler times one round: given a call count, it returns the median of that many calls in milliseconds (a
 #: callable of this process, or a request to a child process that times its own calls)
 Sampler = Callable[[int], float]
@@ -36,7 +45,19 @@ def timed_calls(fn: Callable[[], object], reps: int) -> list[float]:
         t = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t)
+    settle()
     return ts
+
+
+def settle() -> float:
+    """Wait until this process's threads are idle (spin-waiting workers gone to sleep); the seconds waited."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < SETTLE_MAX_S:
+        cpu, t = time.process_time(), time.perf_counter()
+        time.sleep(SETTLE_WINDOW_S)
+        if time.process_time() - cpu < SETTLE_BUSY * (time.perf_counter() - t):
+            break
+    return time.perf_counter() - start
 
 
 def median_ms(fn: Callable[[], object], reps: int) -> float:
