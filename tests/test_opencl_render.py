@@ -146,26 +146,27 @@ def test_full_reduction_is_per_work_item_then_two_barriers():
 
 def test_one_work_item_reduces_in_16_lanes_without_barriers():
     """A CPU device's one-work-item program (256-bit vectors, PoCL on AVX2): the 1024 elements in 16 independent
-    partial lanes, then the lanes; the load is read inside the lanes loop (its only consumer, nothing written in
-    between)."""
+    partial lanes, two float8 vectors updated a chunk of 16 at a time from an aligned chunk array, then the lanes;
+    the load is read inside the walk (its only consumer, nothing written in between)."""
     src = render(SUM_1024, local_size=1, vector_bits=256)
     check_lines(
         src,
         """
-        float lane0[16];
-        { const uint q0 = 0u;
-        #pragma unroll
+        float8 vlane0; float8 vlane1;
+        float chunk0[16] __attribute__((aligned(64)));
         for (uint j0 = 0u; j0 < 16u; ++j0) {
-        const uint r0 = q0 * 16u + j0;
-        float x0 = ((((int)i0) < a_n0) ? *((a_x0 + ((int)i0))) : 0.0f);
-        lane0[j0] = x0;
-        for (uint q1 = 1u; q1 < 64u; ++q1) {
-        #pragma unroll
-        for (uint j1 = 0u; j1 < 16u; ++j1) {
-        const uint r1 = q1 * 16u + j1;
-        lane0[j1] = v_s2_0;
-        acc0 = lane0[0];
-        for (uint k0 = 1u; k0 < 16u; ++k0)
+        float x0 = ((((int)(j0)) < a_n0) ? *((a_x0 + ((int)(j0)))) : 0.0f);
+        chunk0[j0] = x0;
+        vlane0 = vx0;
+        for (uint q0 = 1u; q0 < 64u; ++q0) {
+        float x1 = ((((int)(q0 * 16u + j0)) < a_n0) ? *((a_x0 + ((int)(q0 * 16u + j0)))) : 0.0f);
+        const float8 vx2 = *((const float8 *)(chunk0 + 0u));
+        vlane0 = (vlane0 + vx2);
+        vlane1 = (vlane1 + vx3);
+        vlane0 = (vlane0 + vlane1);
+        float fold0 = vlane0.s0;
+        fold0 = v_s2_6;
+        acc0 = fold0;
         if (lid == 0u) { *(a_x0) = acc0; }
     """,
     )
@@ -392,12 +393,14 @@ def test_one_work_item_reduction_lanes_follow_the_devices_vector_width():
     check_lines(
         src,
         """
-        float lane0[8];
-        for (uint q1 = 1u; q1 < 128u; ++q1) {
-        for (uint j1 = 0u; j1 < 8u; ++j1) {
-        for (uint k0 = 1u; k0 < 8u; ++k0)
+        float4 vlane0; float4 vlane1;
+        float chunk0[8] __attribute__((aligned(64)));
+        for (uint q0 = 1u; q0 < 128u; ++q0) {
+        for (uint j0 = 0u; j0 < 8u; ++j0) {
+        float fold0 = vlane0.s0;
     """,
     )
+    assert "vlane0.s3" in src and "vlane0.s4" not in src
 
 
 DOT_16 = """

@@ -18,7 +18,7 @@ from triton_backend_sdk.ir.core import Op
 
 from . import ctypes as CT
 from .context import MAX_UNROLL, Idx, RenderContext, ScratchArray, Tile, check_pow2, log2, numel, strides
-from .row_walk import walk_rows
+from .row_walk import folds_in_vectors, walk_rows
 from .rules import CSTYLE_RULES as RULES
 from .warp_reduce import warp_combine_partials
 
@@ -67,9 +67,11 @@ def render_reduce(ctx: RenderContext, op: O.Reduce) -> None:
     srcs = [ctx.get(v) for v in op.operands]
     ctypes = [ctx.ctype(v) for v in op.operands]
     base = ctx.scratch_top
-    if numel(shape) >= ctx.L and numel(shape) // shape[op.axis] == 1:
+    if _reduce_rows_alone(ctx, op, shape, srcs, ctypes):
+        pass
+    elif numel(shape) >= ctx.L and numel(shape) // shape[op.axis] == 1:
         _reduce_all(ctx, op, shape, srcs, ctypes)
-    elif not _reduce_rows_alone(ctx, op, shape, srcs, ctypes):
+    else:
         _reduce_axis(ctx, op, shape, srcs, ctypes)
     ctx.scratch_top = base
 
@@ -149,8 +151,11 @@ def _lane_partials(
 def _reduce_rows_alone(ctx: RenderContext, op: O.Reduce, shape: tuple[int, ...], srcs: list, ctypes: list[str]) -> bool:
     """A last-axis reduction of several rows on a one-work-item program (a CPU device): each row folded in lane
     partials (row_walk.py), as a full reduction folds a work-item's elements, instead of the general case's tree
-    over local memory (log2 K passes over the whole tile, a copy first). False when it does not apply."""
-    if ctx.L != 1 or op.axis != len(shape) - 1 or len(shape) < 2:
+    over local memory (log2 K passes over the whole tile, a copy first). One row too where its partials are
+    vectors (a full reduction's scalar lane array stayed on PoCL's stack). False when it does not apply."""
+    if ctx.L != 1 or op.axis != len(shape) - 1:
+        return False
+    if numel(shape) == shape[-1] and not folds_in_vectors(ctx, op, shape[-1], ctypes):
         return False
     values = [lambda idx, s=s: ctx.element(s, idx) for s in srcs]
     (results,) = walk_rows(ctx, shape, ctypes, values, None, [op])

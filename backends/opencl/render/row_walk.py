@@ -21,7 +21,7 @@ from triton_backend_sdk.ir.core import Value
 
 from . import ctypes as CT
 from .context import TILE_ALIGNMENT, Idx, RenderContext, Tile, numel
-from .vector_combine import vector_combine, vector_width
+from .vector_combine import VectorCombine, vector_combine, vector_width
 
 
 def lanes_for(ctx: RenderContext, ctype: str, n: int) -> int:
@@ -62,18 +62,23 @@ def walk_rows(
             for a, ct in zip(names, ctypes):
                 ctx.emit(f"{ct} {a};")
 
-    w = vector_width(ctx, ctypes, p)
-    combines = [vector_combine(r, ctypes) for r in reductions] if w else []
-    if not all(combines):
-        w = 0
+    w, combines = _vector_plan(ctx, ctypes, p, reductions)
     chunk = ctx.fresh("chunk") if w and out is None else None
     vlanes = [[ctx.fresh("vlane") for _ in range(p // w)] for _ in reductions] if w else []
 
-    def element(pos: str, first: bool) -> None:
+    def at(pos: str) -> Idx:
+        """The element at position `pos` of row `o`, with its per-dimension indices: derived from the linear index
+        (`lin >> 10`, `lin & 1023`), the device compiler saw no contiguous run in a row of a multi-row walk."""
         lin = f"({o} * {n}u + {pos})" if rows > 1 else f"({pos})"
+        col = f"({pos})"
+        return Idx(shape, lin=lin, dims=[*Idx(row_shape, lin=o).dims, col] if row_shape else [col], slot=lin)
+
+    def element(pos: str, first: bool) -> None:
+        idx = at(pos)
+        lin = idx.lin
         xs = [ctx.fresh("x") for _ in ctypes]
         for x, ct, value in zip(xs, ctypes, values):
-            ctx.emit(f"{ct} {x} = {value(Idx(shape, lin=lin, slot=lin))};")
+            ctx.emit(f"{ct} {x} = {value(idx)};")
         if out is not None:
             ctx.emit(f"{out.reg}[{lin}] = {xs[0]};")
         if w:
@@ -90,9 +95,12 @@ def walk_rows(
     def fold_chunk(start: str, first: bool) -> None:
         """The vector partials updated from the `p` elements just walked (`start`: the first one's position)."""
         base_of = f"{chunk}" if chunk is not None else f"{out.reg} + ({o} * {n}u + {start})"
+        vtype = ctx.lang.vector_type(ctypes[0], w)
+        xs = [ctx.fresh("vx") for _ in range(p // w)]
+        for e, x in enumerate(xs):
+            ctx.emit(f"const {vtype} {x} = {_vector_read(ctx, ctypes[0], w, f'{base_of} + {e * w}u')};")
         for vls, f in zip(vlanes, combines):
-            for e, vl in enumerate(vls):
-                x = _vector_read(ctx, ctypes[0], w, f"{base_of} + {e * w}u")
+            for vl, x in zip(vls, xs):
                 ctx.emit(f"{vl} = {x};" if first else f"{vl} = {f(ctx.lang, vl, x)};")
 
     with ctx.loop_body() as (inner, base), ctx.indent():
@@ -117,8 +125,7 @@ def walk_rows(
             if ahead is not None:
                 line = max(1, CACHE_LINE // CT.size_of(ctypes[0]))
                 for e in range(0, p, line):
-                    lin = f"({o} * {n}u + {q} * {p}u + {e}u)" if rows > 1 else f"({q} * {p}u + {e}u)"
-                    ctx.emit(f"__builtin_prefetch({ahead(Idx(shape, lin=lin, slot=lin))});")
+                    ctx.emit(f"__builtin_prefetch({ahead(at(f'{q} * {p}u + {e}u'))});")
             ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
             with ctx.indent():
                 element(f"{q} * {p}u + {j}", False)
@@ -149,6 +156,23 @@ def walk_rows(
     ctx.emit("}")
     ctx.scratch_top = base
     return results
+
+
+def _vector_plan(
+    ctx: RenderContext, ctypes: list[str], p: int, reductions: list[O.Reduce]
+) -> tuple[int, list[VectorCombine]]:
+    """(components per vector partial, each reduction's vector combine), or (0, []) where the partials stay scalar."""
+    w = vector_width(ctx, ctypes, p)
+    combines = [vector_combine(r, ctypes) for r in reductions] if w else []
+    if not w or not all(combines):
+        return 0, []
+    return w, [c for c in combines if c is not None]
+
+
+def folds_in_vectors(ctx: RenderContext, op: O.Reduce, n: int, ctypes: list[str]) -> bool:
+    """Whether a walk over rows of `n` elements folds reduction `op` into vector partials (one work-item)."""
+    p = min(lanes_for(ctx, ct, n) for ct in ctypes)
+    return ctx.L == 1 and n > p and _vector_plan(ctx, ctypes, p, [op])[0] > 0
 
 
 def _vector_read(ctx: RenderContext, ctype: str, w: int, ptr: str) -> str:

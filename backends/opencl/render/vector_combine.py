@@ -1,13 +1,16 @@
 """Reduction combines the C-style language spells on whole vectors, for lane partials held in vector variables
 (row_walk.py): a combine region that is exactly `return op(a, b)` of one of these classes, on a type whose C
 vector arithmetic is the scalar op lane by lane (fp32 and fp64 without the rounding a narrower float needs; integer
-bitwise ops and signed min/max, which do not overflow)."""
+bitwise ops and signed min/max, which do not overflow); or, on fp32/fp64, a small region of comparisons, boolean
+ops and selects such as Inductor's NaN-propagating max (`select((a > b) | (a != a), a, b)`): OpenCL C compares
+vectors lane by lane into -1/0 masks, combines them with its logical and bitwise operators and selects by `?:`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.enums import CmpFPredicate
 
 from . import ctypes as CT
 from .context import RenderContext
@@ -45,15 +48,62 @@ _TABLES = ((_FLOAT, frozenset({"float", "double"})), (_INT, frozenset({"int", "l
 MAX_COMPONENTS = 16
 
 
+#: the ops a float combine region may be built from beyond a single op, and at most this many of them
+_REGION_OPS = (O.CmpF, O.OrI, O.AndI, O.XOrI, O.Select, *_FLOAT)
+MAX_REGION_OPS = 8
+
+
 def vector_combine(op: O.Reduce, ctypes: list[str]) -> VectorCombine | None:
     """The vector form of `op`'s combine on one operand of C type ctypes[0], or None."""
-    body = op.single_op
-    if len(ctypes) != 1 or body is None:
+    if len(ctypes) != 1:
         return None
+    body = op.single_op
+    if body is None:
+        return _region(op) if ctypes[0] in _TABLES[0][1] else None
     for table, ctype_set in _TABLES:
         if type(body) in table and ctypes[0] in ctype_set:
             return table[type(body)]
     return None
+
+
+def _region(op: O.Reduce) -> VectorCombine | None:
+    """A float combine region of _REGION_OPS returning one value, as one C expression over the two vectors."""
+    block = op.combine
+    *body, ret = block.ops
+    if len(block.args) != 2 or len(ret.operands) != 1 or not body or len(body) > MAX_REGION_OPS:
+        return None
+    known = {id(a) for a in block.args}
+    for x in body:
+        if not isinstance(x, _REGION_OPS) or x.regions or len(x.results) != 1:
+            return None
+        if isinstance(x, O.CmpF) and x.predicate in (CmpFPredicate.TRUE, CmpFPredicate.FALSE):
+            return None
+        if any(id(v) not in known for v in x.operands):
+            return None
+        known.add(id(x.results[0]))
+    if id(ret.operands[0]) not in known:
+        return None
+
+    def combine(lang: CStyleLanguage, a: str, b: str) -> str:
+        env = {id(block.args[0]): a, id(block.args[1]): b}
+        for x in body:
+            args = [env[id(v)] for v in x.operands]
+            env[id(x.results[0])] = _expr(lang, x, args)
+        return env[id(ret.operands[0])]
+
+    return combine
+
+
+def _expr(lang: CStyleLanguage, x: O.Op, args: list[str]) -> str:
+    if isinstance(x, O.CmpF):
+        pattern = x.predicate.c_pattern
+        isnan = lang.function("isnan") if "{isnan}" in pattern else ""
+        return pattern.format(a=args[0], b=args[1], isnan=isnan)
+    if isinstance(x, O.Select):
+        return f"({args[0]} ? {args[1]} : {args[2]})"
+    if isinstance(x, (O.OrI, O.AndI, O.XOrI)):
+        return _INT[type(x)](lang, *args)
+    return _FLOAT[type(x)](lang, *args)
 
 
 def vector_width(ctx: RenderContext, ctypes: list[str], p: int) -> int:
