@@ -133,7 +133,7 @@ def walk_rows(
             if w:
                 fold_chunk(f"{q} * {p}u", False)
             ctx.emit("}")
-        for r, lns, res, i in zip(reductions, lanes, results, range(len(reductions))):
+        for i, (r, lns, res) in enumerate(zip(reductions, lanes, results)):
             cur = [ctx.fresh("fold") for _ in ctypes]
             if w:
                 vls, f = vlanes[i], combines[i]
