@@ -75,19 +75,20 @@ ROWS_4x256 = """
 """
 
 
+def _store_rows(ty: str = "f32") -> str:
+    """Store the 4 row results `%z` to x[0:4]."""
+    return f"""
+    %o4 = tt.make_range {{end = 4 : i32, start = 0 : i32}} : tensor<4xi32>
+    %po = tt.splat %x : !tt.ptr<{ty}> -> tensor<4x!tt.ptr<{ty}>>
+    %qo = tt.addptr %po, %o4 : tensor<4x!tt.ptr<{ty}>>, tensor<4xi32>
+    tt.store %qo, %z : tensor<4x!tt.ptr<{ty}>>
+"""
+
+
 def test_rows_reduced_alone_fold_through_a_small_aligned_chunk():
     """Several rows reduced along their last axis with nothing else reading them: each chunk of 32 elements is
     written to an aligned chunk array, the vector partials read it (no register tile of the whole rows)."""
-    body = (
-        ROWS_4x256
-        + _reduce("arith.addf", shape="4x256xf32", result="tensor<4xf32>")
-        + """
-    %o = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
-    %po = tt.splat %x : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
-    %qo = tt.addptr %po, %o : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
-    tt.store %qo, %z : tensor<4x!tt.ptr<f32>>
-"""
-    )
+    body = ROWS_4x256 + _reduce("arith.addf", shape="4x256xf32", result="tensor<4xf32>") + _store_rows()
     src = render(body, local_size=1, features=CPU, vector_bits=512)
     check_lines(
         src,
@@ -148,16 +149,7 @@ def test_a_nan_propagating_max_region_folds_into_vector_partials():
       tt.reduce.return %c : f32
     }) : (tensor<4x256xf32>) -> tensor<4xf32>
 """
-    body = (
-        ROWS_4x256
-        + region
-        + """
-    %o4 = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
-    %po = tt.splat %x : !tt.ptr<f32> -> tensor<4x!tt.ptr<f32>>
-    %qo = tt.addptr %po, %o4 : tensor<4x!tt.ptr<f32>>, tensor<4xi32>
-    tt.store %qo, %z : tensor<4x!tt.ptr<f32>>
-"""
-    )
+    body = ROWS_4x256 + region + _store_rows()
     src = render(body, local_size=1, features=CPU, vector_bits=512)
     check_lines(
         src,
@@ -180,12 +172,7 @@ def test_combines_without_a_vector_form_keep_scalar_lane_arrays(op, ty):
     body = (
         ROWS_4x256.replace("f32>", f"{ty}>")
         + _reduce(op, ty=ty, shape=f"4x256x{ty}", result=f"tensor<4x{ty}>")
-        + f"""
-    %o = tt.make_range {{end = 4 : i32, start = 0 : i32}} : tensor<4xi32>
-    %po = tt.splat %x : !tt.ptr<{ty}> -> tensor<4x!tt.ptr<{ty}>>
-    %qo = tt.addptr %po, %o : tensor<4x!tt.ptr<{ty}>>, tensor<4xi32>
-    tt.store %qo, %z : tensor<4x!tt.ptr<{ty}>>
-"""
+        + _store_rows(ty)
     )
     src = render(body, args=f"%x: !tt.ptr<{ty}>, %n: i32", local_size=1, features=CPU, vector_bits=512)
     assert "lane0[32];" in src and "vlane" not in src
