@@ -5,6 +5,8 @@ every combine in the table, fp32, fp64, int32 and int64, ragged rows included.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import triton
@@ -400,3 +402,68 @@ def test_one_row_reduced_alone_matches_torch_masks_included(ocl, n):
     torch.testing.assert_close(out, x[:, : max(n, 0)].sum(1), rtol=1e-5, atol=1e-4)
     if _vector_lanes_expected():
         assert "vlane0" in k.asm["cl"]
+
+
+# ---- chunks read without their mask where AxisInfo proves it the same over runs ------------------------------------
+
+SOFTMAX_ROW = (
+    LOAD_1024.replace(
+        "%v = tt.load %q, %m :",
+        "%ninf = arith.constant dense<0xFF800000> : tensor<1024xf32>\n    %v = tt.load %q, %m, %ninf :",
+    )
+    + _reduce("arith.maxnumf")
+    + """
+    %zs = tt.splat %z : f32 -> tensor<1024xf32>
+    %d = arith.subf %v, %zs : tensor<1024xf32>
+    tt.store %q, %d, %m : tensor<1024x!tt.ptr<f32>>
+"""
+)
+
+
+def test_a_chunk_whose_mask_runs_test_true_reads_unmasked():
+    """`offs < n` with n divisible by 16 is the same over runs of 16 (AxisInfo): a chunk of 32 tests its two runs'
+    first elements and reads its elements without the mask; any other chunk reads them masked."""
+    src = render(SOFTMAX_ROW, args="%x: !tt.ptr<f32>, %n: i32 {tt.divisibility = 16 : i32}", local_size=1,
+                 features=CPU, vector_bits=512)  # fmt: skip
+    check_lines(
+        src,
+        """
+        for (uint q0 = 1u; q0 < 32u; ++q0) {
+        if ((((int)(q0 * 32u + 0u)) < a_n0) && (((int)(q0 * 32u + 16u)) < a_n0)) {
+        float x2 = *((a_x0 + ((int)(q0 * 32u + j0))));
+        } else {
+        float x3 = ((((int)(q0 * 32u + j0)) < a_n0) ? *((a_x0 + ((int)(q0 * 32u + j0)))) : v_ninf0);
+        """,
+    )
+
+
+def test_a_mask_without_proven_runs_is_tested_per_element():
+    src = render(SOFTMAX_ROW, local_size=1, features=CPU, vector_bits=512)
+    assert "if ((((int)(q0" not in src and src.count("< a_n0) ? *(") == 2
+
+
+@triton.jit
+def _softmax_rows_kernel(x_ptr, y_ptr, n_rows, n, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    offs = tl.arange(0, BLOCK)
+    m = (rows[:, None] < n_rows) & (offs[None, :] < n)
+    x = tl.load(x_ptr + rows[:, None] * n + offs[None, :], mask=m, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    tl.store(y_ptr + rows[:, None] * n + offs[None, :], e / tl.sum(e, axis=1)[:, None], mask=m)
+
+
+@pytest.mark.parametrize("n", [1024, 1008, 1000, 1001, 16])
+@pytest.mark.parametrize("rows_per_program", [1, 4])
+def test_softmax_rows_with_whole_and_partial_mask_runs_match_torch(ocl, n, rows_per_program):
+    """Rows whose chunks are all in (1024), end in a half-in chunk (1008: 31.5 chunks), end on a run (1000), have no
+    proven runs (1001), or fit in one run (16); 1 and 4 rows per program, the last program's rows partly out."""
+    g = torch.Generator().manual_seed(n)
+    n_rows = 7
+    x = torch.randn(n_rows, n, generator=g)
+    y = torch.full_like(x, float("nan"))
+    k = _softmax_rows_kernel[(triton.cdiv(n_rows, rows_per_program),)](
+        x, y, n_rows, n, ROWS=rows_per_program, BLOCK=1024, work_items=1
+    )
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-7)
+    if _vector_lanes_expected() and n % 16 == 0 and n > 16:
+        assert re.search(r"0u \+ 16u\)+ < a_n0", k.asm["cl"]), "the walk was expected to test whole runs of the mask"

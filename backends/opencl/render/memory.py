@@ -24,7 +24,7 @@ from . import ctypes as CT
 from . import vec4
 from .context import Idx, RenderContext, Tile
 from .elementwise import lift
-from .row_walk import fill_reducing
+from .row_walk import WholeRuns, fill_reducing
 from .rows import MIN_RUN, load_rows
 from .rules import CSTYLE_RULES, OPENCL_RULES
 from .streaming import launch_is_large, render_streaming_store, stream_width
@@ -147,6 +147,18 @@ def _row_ahead(ctx: RenderContext, op: O.Load, ptr: object, t: Type) -> Callable
     return lambda idx: f"({ctx.element(ptr, idx)}) + {ahead}"
 
 
+def _whole_runs(ctx: RenderContext, op: O.Load, mask: object, value: Callable[..., str]) -> WholeRuns | None:
+    """A masked load's runs of elements along the row over which AxisInfo proves its mask the same (a row walk then
+    reads a chunk whose runs test true without the mask), or None."""
+    info = axis_info_of(op)
+    if mask is None or op.mask is None or info is None or not op.result.type.is_tensor:
+        return None
+    run = info.mask_constancy(op.mask)
+    if run < 2:
+        return None
+    return WholeRuns(run, lambda idx: ctx.element(mask, idx), [lambda idx: value(idx, guarded=False)])
+
+
 @CSTYLE_RULES.register(O.Load)
 def render_load(ctx: RenderContext, op: O.Load) -> None:
     t = pointee(ctx, op.ptr, op)
@@ -184,7 +196,11 @@ def render_load(ctx: RenderContext, op: O.Load) -> None:
         ctx.define(res, Tile(res.type.shape, ctype, gen=gen, cost=LOAD_COST))
         return
     name = ctx.name_for(res, "t")
-    fused = None if volatile else fill_reducing(ctx, res, value, name, _row_ahead(ctx, op, ptr, t))
+    fused = (
+        None
+        if volatile
+        else fill_reducing(ctx, res, value, name, _row_ahead(ctx, op, ptr, t), _whole_runs(ctx, op, mask, value))
+    )
     if fused is not None:
         ctx.define(res, fused)
         return

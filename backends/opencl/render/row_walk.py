@@ -14,6 +14,7 @@ chunk's partials going through a store and a reload (PoCL: a loop-carried chain 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from triton_backend_sdk.analysis.tile_model import CACHE_LINE, fused_row_reductions, reduction_plan
 from triton_backend_sdk.ir import ops as O
@@ -30,6 +31,22 @@ def lanes_for(ctx: RenderContext, ctype: str, n: int) -> int:
     return plan[0] * plan[1] if plan is not None else 1
 
 
+#: the most mask tests a chunk of the walk makes to read its elements without their mask (`WholeRuns`)
+MAX_RUN_TESTS = 4
+
+
+@dataclass(frozen=True)
+class WholeRuns:
+    """A walked load whose mask is proven the same over runs of `run` elements along the row (AxisInfo's
+    constancy, e.g. `offs < n` with n divisible by 16): a chunk whose runs all test true reads `values` (no mask
+    per element, no blend with `other`), any other chunk the masked values. PoCL built each masked element from
+    64-bit index compares in softmax's first pass."""
+
+    run: int
+    test: Callable[[Idx], str]
+    values: list[Callable[[Idx], str]]
+
+
 def walk_rows(
     ctx: RenderContext,
     shape: tuple[int, ...],
@@ -38,12 +55,14 @@ def walk_rows(
     out: Tile | None,
     reductions: list[O.Reduce],
     ahead: Callable[[Idx], str] | None = None,
+    whole: WholeRuns | None = None,
 ) -> list[list[str | Tile]]:
     """Emit the walk over the elements `values[i](idx)` of a reduction's operands (one operand, or an argmin's
     value and index): the first stored into `out` (if given), all folded into each reduction along the last axis.
     Returns each reduction's results (C names for a 1-D tile, else register tiles of the row shape). One
     work-item only: the element at linear index e is register slot e. `ahead(idx)`, where given, is an address to
-    prefetch for the element at idx (a load's pointer some way further along its row), one per cache line."""
+    prefetch for the element at idx (a load's pointer some way further along its row), one per cache line; `whole`,
+    where given, lets chunks whose mask runs are all true read their elements unmasked."""
     assert ctx.L == 1
     n = shape[-1]
     rows = numel(shape) // n
@@ -73,11 +92,11 @@ def walk_rows(
         col = f"({pos})"
         return Idx(shape, lin=lin, dims=[*Idx(row_shape, lin=o).dims, col] if row_shape else [col], slot=lin)
 
-    def element(pos: str, first: bool) -> None:
+    def element(pos: str, first: bool, vals: list[Callable[[Idx], str]]) -> None:
         idx = at(pos)
         lin = idx.lin
         xs = [ctx.fresh("x") for _ in ctypes]
-        for x, ct, value in zip(xs, ctypes, values):
+        for x, ct, value in zip(xs, ctypes, vals):
             ctx.emit(f"{ct} {x} = {value(idx)};")
         if out is not None:
             ctx.emit(f"{out.reg}[{lin}] = {xs[0]};")
@@ -91,6 +110,32 @@ def walk_rows(
                 ctx.emit(" ".join(f"{c} = {x};" for c, x in zip(cur, xs)))
             else:
                 _combine(ctx, r, cur, xs, cur)
+
+    # runs start at multiples of `run`: a chunk (p elements from a multiple of p) holds whole runs, or lies in one
+    step = min(whole.run, p) if whole is not None else 0
+    if not step or p % step or (whole is not None and whole.run % step) or p // step > MAX_RUN_TESTS:
+        step = 0
+
+    def walk_chunk(start: str, first: bool) -> None:
+        """The loop over the `p` elements from position `start` (unmasked where `whole` proves the chunk in)."""
+        pos = f"{start} + {j}" if start != "0u" else j
+
+        def loop(vals: list[Callable[[Idx], str]]) -> None:
+            ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
+            with ctx.indent():
+                element(pos, first, vals)
+            ctx.emit("}")
+
+        if not step:
+            loop(values)
+            return
+        assert whole is not None
+        tests = [whole.test(at(f"{start} + {e}u")) for e in range(0, p, step)]
+        ctx.emit(f"if ({' && '.join(tests)}) {{")
+        loop(whole.values)
+        ctx.emit("} else {")
+        loop(values)
+        ctx.emit("}")
 
     def fold_chunk(start: str, first: bool) -> None:
         """The vector partials updated from the `p` elements just walked (`start`: the first one's position)."""
@@ -114,10 +159,7 @@ def walk_rows(
             for lns in lanes:
                 for ln, ct in zip(lns, ctypes):
                     ctx.emit(f"{ct} {ln}[{p}];")
-        ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
-        with ctx.indent():
-            element(j, True)
-        ctx.emit("}")
+        walk_chunk("0u", True)
         if w:
             fold_chunk("0u", True)
         if n > p:
@@ -126,10 +168,7 @@ def walk_rows(
                 line = max(1, CACHE_LINE // CT.size_of(ctypes[0]))
                 for e in range(0, p, line):
                     ctx.emit(f"__builtin_prefetch({ahead(at(f'{q} * {p}u + {e}u'))});")
-            ctx.emit(f"for (uint {j} = 0u; {j} < {p}u; ++{j}) {{")
-            with ctx.indent():
-                element(f"{q} * {p}u + {j}", False)
-            ctx.emit("}")
+            walk_chunk(f"{q} * {p}u", False)
             if w:
                 fold_chunk(f"{q} * {p}u", False)
             ctx.emit("}")
@@ -195,11 +234,12 @@ def fill_reducing(
     value: Callable[[Idx], str],
     name: str,
     ahead: Callable[[Idx], str] | None = None,
+    whole: WholeRuns | None = None,
 ) -> Tile | None:
     """Store tile `v` (elements `value(idx)`) into a register tile named `name` and compute the reductions the
     shared tile model fuses into that walk (their results go to `ctx.fused_results`); the tile is not stored when
     only those reductions read it. None (nothing emitted) on work-groups of several work-items or when no
-    reduction fuses. `ahead`: addresses to prefetch as the walk goes (`walk_rows`)."""
+    reduction fuses. `ahead`: addresses to prefetch as the walk goes; `whole`: its unmasked chunks (`walk_rows`)."""
     shape = v.type.shape if v.type.is_tensor else ()
     if ctx.L != 1 or not shape:
         return None
@@ -209,7 +249,7 @@ def fill_reducing(
     ctype = ctx.ctype(v)
     keep = any(user not in reductions for user, _ in v.uses)
     out = ctx.declare_tile(shape, ctype, name) if keep else None
-    for r, res in zip(reductions, walk_rows(ctx, shape, [ctype], [value], out, reductions, ahead)):
+    for r, res in zip(reductions, walk_rows(ctx, shape, [ctype], [value], out, reductions, ahead, whole)):
         ctx.fused_results[r] = res
     return out if out is not None else Tile(shape, ctype, gen=_unread(v))
 
