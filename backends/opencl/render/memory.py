@@ -151,7 +151,7 @@ def _whole_runs(ctx: RenderContext, op: O.Load, mask: object, value: Callable[..
     """A masked load's runs of elements along the row over which AxisInfo proves its mask the same (a row walk then
     reads a chunk whose runs test true without the mask), or None."""
     info = axis_info_of(op)
-    if mask is None or op.mask is None or info is None or not op.result.type.is_tensor:
+    if op.mask is None or info is None or not op.result.type.is_tensor:
         return None
     run = info.mask_constancy(op.mask)
     if run < 2:

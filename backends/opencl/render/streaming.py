@@ -66,7 +66,8 @@ def render_streaming_store(ctx: RenderContext, op: O.Store, t: Type, w: int) -> 
     ctx.emit(f"for (uint {c} = 0u; {c} < {n // w}u; ++{c}) {{")
     with ctx.indent():
         ctx.emit_lines(inner)
-        ctx.emit(f"{mem} {buf}[{w}]{ctx.lang.array_alignment(CT.size_of(mem) * w)};")
+        aligned = ctx.lang.array_alignment(CT.size_of(mem) * w)  # "": the language cannot align the array
+        ctx.emit(f"{mem} {buf}[{w}]{aligned};")
         ctx.emit(f"int {full} = 1;")
         ctx.emit(f"for (uint {j} = 0u; {j} < {w}u; ++{j}) {{")
         if m is None:
@@ -78,8 +79,7 @@ def render_streaming_store(ctx: RenderContext, op: O.Store, t: Type, w: int) -> 
         ctx.emit("}")
         ctx.emit(f"{g}{mem} *{p0} = {first};")
         ctx.emit(f"if ({full} && ((ulong){p0} & {CT.size_of(mem) * w - 1}ul) == 0ul) {{")
-        whole = ctx.lang.array_alignment(CT.size_of(mem) * w)  # else the language cannot align the array
-        load = ctx.lang.aligned_vector_load(mem, w, buf) if whole else ctx.lang.vector_load(w, buf)
+        load = ctx.lang.aligned_vector_load(mem, w, buf) if aligned else ctx.lang.vector_load(w, buf)
         store = nt.store.format(value=load, ptr=f"({g}{vec} *){p0}")
         ctx.emit(f"  {store}")
         ctx.emit("} else {")

@@ -43,6 +43,7 @@ _INT: dict[type, VectorCombine] = {
 }
 #: the C types each table applies to
 _TABLES = ((_FLOAT, frozenset({"float", "double"})), (_INT, frozenset({"int", "long"})))
+_VECTOR_CTYPES = frozenset().union(*(ctypes for _, ctypes in _TABLES))
 
 #: the widest vector the language has (OpenCL C: 16 components)
 MAX_COMPONENTS = 16
@@ -109,7 +110,7 @@ def _expr(lang: CStyleLanguage, x: O.Op, args: list[str]) -> str:
 def vector_width(ctx: RenderContext, ctypes: list[str], p: int) -> int:
     """Components per vector partial for `p` lane partials of ctypes[0] (the descriptor's vector width, at most
     MAX_COMPONENTS, dividing p), or 0 where partials are not held in vectors (several operands, one lane)."""
-    if len(ctypes) != 1 or ctypes[0] not in {"float", "double", "int", "long"}:
+    if len(ctypes) != 1 or ctypes[0] not in _VECTOR_CTYPES:
         return 0
     w = min(MAX_COMPONENTS, ctx.vector_bits // (8 * CT.size_of(ctypes[0])))
     return w if w >= 2 and p % w == 0 else 0
