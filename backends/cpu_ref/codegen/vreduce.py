@@ -15,6 +15,7 @@ from llvmlite import ir
 from triton_backend_sdk.analysis.tile_model import reduction_plan
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Block
+from triton_backend_sdk.ir.dialects.tt import combine_body
 
 from .context import LoweringContext, Tile, linear_index
 from .elementwise import FCMP
@@ -79,31 +80,28 @@ _REGION_OPS: dict[type, Callable[..., ir.Value]] = {
 }
 
 
+#: the most ops of a combine region evaluated on vectors
+MAX_REGION_OPS = 8
+
+
 def simple_combine(block: Block) -> VecOp | None:
     """The vector form of a combine region of one result built only from elementwise ops on its two arguments
     (`return op(a, b)` in either order, or a small expression such as a NaN-propagating max), else None."""
-    if len(block.args) != 2 or len(block.ops) < 2:
+    body = combine_body(block, MAX_REGION_OPS)
+    if body is None:
         return None
-    *body, ret = block.ops
-    if len(ret.operands) != 1 or len(body) > 8:
-        return None
+    ret = block.ops[-1]
     if len(body) == 1:
         (op,) = body
         fn = _VECTOR_OPS.get(type(op))
         if fn is None or ret.values[0] is not op.result:
             return None
         return fn if {id(v) for v in op.operands} == {id(a) for a in block.args} else None
-    known = {id(a) for a in block.args}
     for op in body:
-        if type(op) not in _REGION_OPS or op.regions or len(op.results) != 1:
+        if type(op) not in _REGION_OPS:
             return None
         if isinstance(op, O.CmpF) and op.predicate not in FCMP:
             return None
-        if any(id(v) not in known for v in op.operands):
-            return None
-        known.add(id(op.result))
-    if id(ret.operands[0]) not in known:
-        return None
 
     def fn(ctx: LoweringContext, x: ir.Value, y: ir.Value) -> ir.Value:
         env = {id(block.args[0]): x, id(block.args[1]): y}

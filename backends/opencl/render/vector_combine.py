@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.dialects.tt import combine_body
 from triton_backend_sdk.ir.enums import CmpFPredicate
 
 from . import ctypes as CT
@@ -70,20 +71,15 @@ def vector_combine(op: O.Reduce, ctypes: list[str]) -> VectorCombine | None:
 def _region(op: O.Reduce) -> VectorCombine | None:
     """A float combine region of _REGION_OPS returning one value, as one C expression over the two vectors."""
     block = op.combine
-    *body, ret = block.ops
-    if len(block.args) != 2 or len(ret.operands) != 1 or not body or len(body) > MAX_REGION_OPS:
+    body = combine_body(block, MAX_REGION_OPS)
+    if body is None:
         return None
-    known = {id(a) for a in block.args}
     for x in body:
-        if not isinstance(x, _REGION_OPS) or x.regions or len(x.results) != 1:
+        if not isinstance(x, _REGION_OPS):
             return None
         if isinstance(x, O.CmpF) and x.predicate in (CmpFPredicate.TRUE, CmpFPredicate.FALSE):
             return None
-        if any(id(v) not in known for v in x.operands):
-            return None
-        known.add(id(x.results[0]))
-    if id(ret.operands[0]) not in known:
-        return None
+    ret = block.ops[-1]
 
     def combine(lang: CStyleLanguage, a: str, b: str) -> str:
         env = {id(block.args[0]): a, id(block.args[1]): b}

@@ -448,11 +448,10 @@ class _Combining(Op):
         """The combine's one op when the region is exactly `return op(a, b)` over its two arguments (either order):
         a combine a backend may apply to whole vectors of partials, op by op. None otherwise."""
         block = self.combine
-        if len(block.args) != 2 or len(block.ops) != 2:
+        body = combine_body(block, 1)
+        if body is None or block.ops[-1].operands[0] is not body[0].results[0]:
             return None
-        op, ret = block.ops
-        if len(op.results) != 1 or list(ret.operands) != [op.results[0]]:
-            return None
+        (op,) = body
         if len(op.operands) != 2 or {id(v) for v in op.operands} != {id(a) for a in block.args}:
             return None
         return op
@@ -469,6 +468,23 @@ class _Combining(Op):
                 self,
             )
         check_yield(self, combine, self.combine_return, [x.type.element for x in self.operands], "the combine region")
+
+
+def combine_body(block: Block, max_ops: int) -> list[Op] | None:
+    """The ops of a combine region of two arguments and one result computed by at most `max_ops` ops (at least
+    one), each with one result and no region, reading only the arguments and earlier results; None otherwise. A
+    backend with a vector form of every op in it may apply the region to whole vectors of partials, op by op."""
+    if len(block.args) != 2 or len(block.ops) < 2:
+        return None
+    *body, ret = block.ops
+    if len(ret.operands) != 1 or len(body) > max_ops:
+        return None
+    known = {id(a) for a in block.args}
+    for op in body:
+        if op.regions or len(op.results) != 1 or any(id(v) not in known for v in op.operands):
+            return None
+        known.add(id(op.results[0]))
+    return body if id(ret.operands[0]) in known else None
 
 
 def check_yield(op: Op, block: Block, cls: type[Op], types: list[Type], what: str) -> None:
