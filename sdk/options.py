@@ -47,6 +47,10 @@ class Options:
     #: debug mode: every load/store/atomic asserts that its elements lie inside the tensor of the pointer argument
     #: they derive from (sdk/transforms/bounds_check.py); from TRITON_SDK_CHECK_BOUNDS=1 when not given
     check_bounds: bool = False
+    #: CPU backends may keep a dot operand tile one program loaded for the next programs on the same core, where
+    #: `analysis/operand_reuse.py` proves it sound (cpu_ref: the B tiles of tutorial 03's matmul); False reads every
+    #: tile from memory in every program
+    reuse_dot_operands: bool = True
 
     def __post_init__(self) -> None:
         if self.num_warps < 1 or self.num_warps & (self.num_warps - 1):

@@ -37,6 +37,9 @@ CACHE_LINE = 64
 #: streamer restarts at every 4 KiB page and ramps up over its first misses (PoCL's softmax over 4096-wide fp32 rows
 #: waited on them: 0.60-0.67x torch without, 0.72-0.78x with 2 KiB ahead, interleaved processes)
 PREFETCH_AHEAD_BYTES = 2048
+#: bytes a CPU backend keeps of dot operand tiles between consecutive programs on one core
+#: (`operand_reuse.py`): half of a 2 MiB L2, the rest left to the tiles that stream through it
+OPERAND_CACHE_BYTES = 1 << 20
 
 
 def row_prefetch_distance(elem_bytes: int, row_elems: int, contiguity: int) -> int | None:

@@ -126,6 +126,10 @@ class LoweringContext:
         #: the kernel runs)
         self.launch_streaming_stores: frozenset[Op] = frozenset()
         self.streams = False
+        #: in a kernel with reusable dot operands (operand_cache.py): the chunk's block (hidden parameter), and the
+        #: slots of each load kept in it
+        self.operand_cache: ir.Value | None = None
+        self.cached_operands: dict[Op, Any] = {}
         if target is None:  # a caller outside the compile pipeline (tests, tools): this host's descriptor
             from ..compiler import host_descriptor
 

@@ -27,6 +27,7 @@ from triton_backend_sdk.ir.core import Value
 from .context import LoweringContext, Tile, linear_index
 from .elementwise import lift
 from .fused_fill import fill_reducing
+from .operand_cache import lower_cached_load
 from .rules import RULES
 from .types import I1, I64, PTR, llvm_type, storage_type
 
@@ -332,18 +333,23 @@ class InPlaceRead:
 
     def copy(self, ctx: LoweringContext) -> Tile:
         """The tile as the load makes it elsewhere: a buffer filled a run at a time (or an element at a time)."""
-        op = self.op
-        res = op.result
-        st = pointee_storage(op.ptr.type)
+        res = self.op.result
         out = ctx.new_buffer_tile(res.type.shape, llvm_type(res.type), "ld")
-        n, align = _run(op, op.ptr, op.mask, st)
-        if n > 1:
-            _load_runs(ctx, op, out, st, n, align)
-        else:
-            mask = ctx.get(op.mask) if op.mask is not None else None
-            other = ctx.get(op.other) if op.other is not None else None
-            _load_elements(ctx, out, st, ctx.get(op.ptr), mask, other)
+        load_into(ctx, self.op, out)
         return out
+
+
+def load_into(ctx: LoweringContext, op: O.Load, out: Tile) -> None:
+    """Fill buffer tile `out` as `op` loads its tile: a run at a time where AxisInfo proves runs, else an element
+    at a time, each under its own mask test."""
+    st = pointee_storage(op.ptr.type)
+    n, align = _run(op, op.ptr, op.mask, st)
+    if n > 1:
+        _load_runs(ctx, op, out, st, n, align)
+        return
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    other = ctx.get(op.other) if op.other is not None else None
+    _load_elements(ctx, out, st, ctx.get(op.ptr), mask, other)
 
 
 def _load_elements(ctx: LoweringContext, out: Tile, st: ir.Type, ptr: object, mask: object, other: object) -> None:
@@ -399,6 +405,10 @@ def lower_load(ctx: LoweringContext, op: O.Load) -> None:
             return None
         return x.element(ctx.b, idx) if isinstance(x, Tile) else x
 
+    spec = ctx.cached_operands.get(op)
+    if spec is not None:
+        ctx.define(res, lower_cached_load(ctx, op, spec, lambda out: load_into(ctx, op, out)))
+        return
     if dot_operand_in_place(op) == 0 and st == ety:
         _defer_to_dot(ctx, op)
         return

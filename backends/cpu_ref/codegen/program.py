@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from llvmlite import ir
 from triton_backend_sdk.analysis.streaming_stores import launch_streaming_stores, streaming_stores
+from triton_backend_sdk.analysis.tile_model import CACHE_LINE
 from triton_backend_sdk.descriptor import TargetDescriptor
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Module
 from triton_backend_sdk.lowering import RuleTable
 from triton_backend_sdk.options import Options
 
+from . import operand_cache
 from .context import LoweringContext
 from .control import lower_blocks
 from .numerics import define_libcalls
@@ -28,9 +30,9 @@ from .types import I1, I8, I32, I64, PTR, VOID, llvm_type, storage_type
 PROGRAM_SUFFIX = ".program"
 
 
-def _signature(func: O.Func, fails: bool) -> ir.FunctionType:
+def _signature(func: O.Func, fails: bool, cache: bool = False) -> ir.FunctionType:
     ft = func.function_type
-    params = [llvm_type(t) for t in ft.inputs] + [I32] * 6 + ([PTR] if fails else [])
+    params = [llvm_type(t) for t in ft.inputs] + [I32] * 6 + ([PTR] if fails else []) + ([PTR] if cache else [])
     if not ft.results:
         ret: ir.Type = VOID
     elif len(ft.results) == 1:
@@ -64,11 +66,14 @@ def lower_module(
     llmod = ir.Module(name=kernel_name)
     funcs = [op for op in module.ops if isinstance(op, O.Func)]
     failing = may_fail(funcs)
+    kernel = next(f for f in funcs if f.sym_name == kernel_name)
+    cache_plan = operand_cache.plan(kernel) if options.reuse_dot_operands else None
     streams = False
     functions: dict[str, ir.Function] = {}
     for f in funcs:
         name = f.sym_name + (PROGRAM_SUFFIX if f.sym_name == kernel_name else "")
-        fn = ir.Function(llmod, _signature(f, f.sym_name in failing), name=name)
+        sig = _signature(f, f.sym_name in failing, f is kernel and cache_plan is not None)
+        fn = ir.Function(llmod, sig, name=name)
         fn.linkage = "internal"
         functions[f.sym_name] = fn
     for f in funcs:
@@ -84,6 +89,9 @@ def lower_module(
             ctx.launch_streaming_stores = launch_streaming_stores(f, others)
         if f.sym_name in failing:
             ctx.assert_state = fn.args[n + 6]
+        if f is kernel and cache_plan is not None:
+            ctx.operand_cache = fn.args[-1]
+            ctx.cached_operands = dict(cache_plan.operands)
         for a, v in zip(f.args, fn.args[:n]):
             ctx.values[a] = v
         if len(f.regions[0].blocks) > 1:
@@ -94,19 +102,25 @@ def lower_module(
             ctx.b.ret_void()
         ctx.finish()
         streams |= ctx.streams
-    kernel = next(f for f in funcs if f.sym_name == kernel_name)
     functions[kernel_name].attributes.add("alwaysinline")
-    _entry(llmod, kernel, functions[kernel_name], kernel_name, kernel_name in failing, streams)
+    _entry(llmod, kernel, functions[kernel_name], kernel_name, kernel_name in failing, streams, cache_plan)
     define_libcalls(llmod)
     return llmod
 
 
 def _entry(
-    llmod: ir.Module, kernel: O.Func, program: ir.Function, name: str, asserts: bool, streams: bool = False
+    llmod: ir.Module,
+    kernel: O.Func,
+    program: ir.Function,
+    name: str,
+    asserts: bool,
+    streams: bool = False,
+    cache_plan: operand_cache.OperandCachePlan | None = None,
 ) -> None:
     """The launcher's entry: programs [start, end) of the grid in order. `streams`: the programs made
     non-temporal stores, which are weakly ordered; a seq_cst fence after the last one orders them before the worker
-    reports the range done (x86: mfence or a locked instruction, either drains the write-combining buffers)."""
+    reports the range done (x86: mfence or a locked instruction, either drains the write-combining buffers).
+    `cache_plan`: the programs share a block of kept dot operands (operand_cache.py), allocated here per chunk."""
     fnty = ir.FunctionType(VOID, [PTR, I32, I32, I32, I64, I64])
     fn = ir.Function(llmod, fnty, name=name)
     args_ptr, gx, gy, gz, start, end = fn.args
@@ -122,6 +136,14 @@ def _entry(
     if asserts:  # the hidden last argument: this launch's assert state
         slot = b.load(b.gep(args_ptr, [ir.Constant(I64, len(inputs))], source_etype=PTR), typ=PTR)
         state = b.load(slot, typ=PTR, name="assert.state")
+    cache = None
+    if cache_plan is not None:
+        # aligned to a cache line, as the stack buffers it stands in for (their loads and stores assume 64 bytes)
+        alloc = ir.Function(llmod, ir.FunctionType(PTR, [I64, I64]), name="aligned_alloc")
+        total = ir.Constant(I64, cache_plan.total)
+        cache = b.call(alloc, [ir.Constant(I64, CACHE_LINE), total], name="operand.cache")
+        with b.if_then(b.icmp_unsigned("!=", b.ptrtoint(cache, I64), ir.Constant(I64, 0))):
+            operand_cache.clear_markers(b, cache, cache_plan)
     loop = fn.append_basic_block("programs")
     done = fn.append_basic_block("done")
     b.cbranch(b.icmp_signed("<", start, end), loop, done)
@@ -134,7 +156,8 @@ def _entry(
     rest = b.udiv(lin, gx64)
     py = b.trunc(b.urem(rest, gy64), I32)
     pz = b.trunc(b.udiv(rest, gy64), I32)
-    b.call(program, [*params, px, py, pz, gx, gy, gz, *([state] if state is not None else [])])
+    hidden = ([state] if state is not None else []) + ([cache] if cache is not None else [])
+    b.call(program, [*params, px, py, pz, gx, gy, gz, *hidden])
     nxt = b.add(lin, ir.Constant(I64, 1))
     lin.add_incoming(nxt, b.block)
     more = b.icmp_signed("<", nxt, end)
@@ -145,4 +168,7 @@ def _entry(
     b.position_at_end(done)
     if streams:
         b.fence("seq_cst")
+    if cache is not None:
+        free = ir.Function(llmod, ir.FunctionType(VOID, [PTR]), name="free")
+        b.call(free, [cache])
     b.ret_void()

@@ -1,0 +1,162 @@
+"""Dot operand tiles kept between the programs of one launcher chunk (`sdk/analysis/operand_reuse.py` says which).
+
+The launcher's entry runs a chunk of consecutive programs on one thread. A kernel with reusable loads takes one more
+hidden parameter: a block the entry allocates per chunk (malloc, markers cleared, freed at the end). Each reusable
+load owns `slots` slots of it, one per iteration of its loop: a slot holds a marker, the key (the load's scalar
+leaves as 64-bit words) and the tile as the load's copy would lay it out. At iteration i a program compares its key
+with slot i's: equal, the tile is that slot's data and nothing is read from the operand's memory; otherwise it loads
+the tile into the slot and writes the key. Iterations past the slots, or a failed allocation, load into a stack
+buffer as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llvmlite import ir
+from triton_backend_sdk.analysis.operand_reuse import reusable_dot_operand
+from triton_backend_sdk.analysis.tile_model import CACHE_LINE, OPERAND_CACHE_BYTES
+from triton_backend_sdk.ir import ops as O
+from triton_backend_sdk.ir.core import Value
+
+from .context import LoweringContext, Tile
+from .types import I8, I64, PTR, bit_width, buffer_type, is_float_type, llvm_type
+
+_WORD = 8
+#: slots of one operand at most: loops longer than this read the rest of their tiles from memory (the entry clears
+#: every slot's marker per chunk)
+MAX_SLOTS = 256
+
+
+def _round_up(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+@dataclass(frozen=True)
+class CachedOperand:
+    """Where one reusable load's slots lie in the chunk's block."""
+
+    leaves: tuple[Value, ...]
+    #: bytes from the block's start to the first slot
+    offset: int
+    slots: int
+    #: marker and key words, rounded up to a cache line
+    header_bytes: int
+    slot_bytes: int
+
+
+@dataclass(frozen=True)
+class OperandCachePlan:
+    operands: dict[O.Load, CachedOperand]
+    #: bytes the entry allocates per chunk
+    total: int
+
+
+def plan(kernel: O.Func) -> OperandCachePlan | None:
+    """The slots of `kernel`'s reusable dot operands within OPERAND_CACHE_BYTES (shared evenly), or None where
+    there are none or no operand gets two slots."""
+    found = []
+    for op in kernel.walk():
+        if isinstance(op, O.Load):
+            leaves = reusable_dot_operand(op, kernel)
+            if leaves is not None:
+                found.append((op, tuple(leaves)))
+    operands: dict[O.Load, CachedOperand] = {}
+    offset = 0
+    for load, leaves in found:
+        res = load.result.type
+        n = 1
+        for d in res.shape:
+            n *= d
+        data = _round_up(n * bit_width(buffer_type(llvm_type(res))) // 8, CACHE_LINE)
+        header = _round_up((1 + len(leaves)) * _WORD, CACHE_LINE)
+        slots = min(MAX_SLOTS, OPERAND_CACHE_BYTES // len(found) // (header + data))
+        if slots >= 2:
+            operands[load] = CachedOperand(leaves, offset, slots, header, header + data)
+            offset += slots * (header + data)
+    return OperandCachePlan(operands, offset) if operands else None
+
+
+def _word(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """A scalar's bits as an i64 (equal words for equal values)."""
+    if v.type == PTR:
+        return b.ptrtoint(v, I64)
+    if is_float_type(v.type):
+        v = b.bitcast(v, ir.IntType(bit_width(v.type)))
+    return v if v.type == I64 else b.zext(v, I64)
+
+
+def clear_markers(b: ir.IRBuilder, block: ir.Value, cache_plan: OperandCachePlan) -> None:
+    """Mark every slot empty (the entry, after allocating `block`): a loop over the slots of each operand."""
+    for spec in cache_plan.operands.values():
+        pre = b.block
+        loop = b.append_basic_block("clear")
+        done = b.append_basic_block("clear.end")
+        b.branch(loop)
+        b.position_at_end(loop)
+        i = b.phi(I64)
+        i.add_incoming(ir.Constant(I64, 0), pre)
+        at = b.add(ir.Constant(I64, spec.offset), b.mul(i, ir.Constant(I64, spec.slot_bytes)))
+        b.store(ir.Constant(I64, 0), b.gep(block, [at], source_etype=I8))
+        nxt = b.add(i, ir.Constant(I64, 1))
+        i.add_incoming(nxt, loop)
+        b.cbranch(b.icmp_unsigned("<", nxt, ir.Constant(I64, spec.slots)), loop, done)
+        b.position_at_end(done)
+
+
+def _iteration(ctx: LoweringContext, load: O.Load) -> ir.Value:
+    """The number of the enclosing scf.for's current iteration, as i64."""
+    b = ctx.b
+    block = load.parent
+    loop = block.parent.parent
+    widen = b.zext if loop.unsigned_cmp else b.sext
+
+    def i64(v: ir.Value) -> ir.Value:
+        return v if v.type == I64 else widen(v, I64)
+
+    iv, lb, step = i64(ctx.scalar(block.args[0])), i64(ctx.scalar(loop.lower)), i64(ctx.scalar(loop.step))
+    zero = ir.Constant(I64, 0)
+    step = b.select(b.icmp_signed("==", step, zero), ir.Constant(I64, 1), step)
+    return b.udiv(b.sub(iv, lb), step) if loop.unsigned_cmp else b.sdiv(b.sub(iv, lb), step)
+
+
+def lower_cached_load(ctx: LoweringContext, load: O.Load, spec: CachedOperand, fill: Callable[[Tile], None]) -> Tile:
+    """The load's tile, from its slot where the key matches, else filled by `fill` (into the slot, or into a stack
+    buffer past the slots)."""
+    b = ctx.b
+    res = load.result
+    ety = llvm_type(res.type)
+    local = ctx.new_buffer_tile(res.type.shape, ety, "ld")
+    block = ctx.operand_cache
+    assert block is not None
+    slot = _iteration(ctx, load)
+    ok = b.and_(
+        b.icmp_unsigned("<", slot, ir.Constant(I64, spec.slots)),
+        b.icmp_unsigned("!=", b.ptrtoint(block, I64), ir.Constant(I64, 0)),
+    )
+    words = [_word(b, ctx.scalar(v)) for v in spec.leaves]
+    with b.if_else(ok) as (cached, uncached):
+        with cached:
+            base = b.gep(
+                block, [b.add(ir.Constant(I64, spec.offset), b.mul(slot, ir.Constant(I64, spec.slot_bytes)))],
+                source_etype=I8,
+            )  # fmt: skip
+            header = [b.gep(base, [ir.Constant(I64, i * _WORD)], source_etype=I8) for i in range(1 + len(words))]
+            data = b.gep(base, [ir.Constant(I64, spec.header_bytes)], source_etype=I8)
+            hit = b.icmp_unsigned("==", b.load(header[0], typ=I64), ir.Constant(I64, 1))
+            for w, at in zip(words, header[1:]):
+                hit = b.and_(hit, b.icmp_unsigned("==", b.load(at, typ=I64), w))
+            with b.if_then(b.not_(hit)):
+                fill(Tile(res.type.shape, ety, buf=data))
+                for w, at in zip(words, header[1:]):
+                    b.store(w, at)
+                b.store(ir.Constant(I64, 1), header[0])
+            cached_end = b.block
+        with uncached:
+            fill(local)
+            uncached_end = b.block
+    buf = b.phi(PTR, name="operand")
+    buf.add_incoming(data, cached_end)
+    buf.add_incoming(local.buf, uncached_end)
+    return Tile(res.type.shape, ety, buf=buf)
