@@ -65,6 +65,7 @@ def test_a_small_run_writes_every_side(tmp_path: Path, monkeypatch: pytest.Monke
     assert set(sides) == {
         "FMA peak",
         "cpu_ref",
+        "cpu_ref, no operand reuse",
         "cpu_ref, A in cache",
         "cpu_ref, B in cache",
         "cpu_ref, A and B in cache",

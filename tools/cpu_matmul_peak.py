@@ -5,7 +5,8 @@ thread, the clock): a GFLOP/s figure timed alone says little. Each round here ti
 
 - the host's peak: a C loop of independent 512-bit (or 256-bit) FMAs on every core, built with the system compiler,
   before and after the round's sides (the round's peak is the higher);
-- cpu_ref's tutorial-03 kernel (`bench.kernels.matmul_kernel`) at 2048³ on the given tiles;
+- cpu_ref's tutorial-03 kernel (`bench.kernels.matmul_kernel`) at 2048³ on the given tiles, and the same kernel
+  compiled with `reuse_dot_operands=False` (each program reads its B tiles from memory);
 - the same kernel with every k step reading the program's first A and B tiles again (`HOT_A`, `HOT_B`): the
   product with its operands in cache, which splits the gap to the peak into compute and memory;
 - torch.mm (MKL) and numpy's matmul (OpenBLAS) as the BLAS peers.
@@ -154,6 +155,9 @@ def sides(n: int, tiles: tuple[int, int, int]) -> dict[str, object]:
         raise SystemExit("cpu_matmul_peak: cpu_ref's product differs from torch's")
     return {
         "cpu_ref": ours,
+        "cpu_ref, no operand reuse": lambda: matmul_kernel[grid](
+            *args, BM=bm, BN=bn_, BK=bk, GROUP_M=8, reuse_dot_operands=False
+        ),
         "cpu_ref, A in cache": hot(1, 0),
         "cpu_ref, B in cache": hot(0, 1),
         "cpu_ref, A and B in cache": hot(1, 1),
