@@ -9,7 +9,7 @@ memory; otherwise it loads the tile into the slot and writes the key. Iterations
 allocation, load into a stack buffer as before.
 
 Whether a program uses the slots at all is decided at its first iteration (the control line's `mode`): it does where
-slot 0 is empty, matches its key, or matched the previous program's. Programs in an order that never repeats a tile
+slot 0 is empty or holds its key, or where the previous program found its own key there. Programs in an order that never repeats a tile
 (GROUP_M=1: each program a new column block of B) stop writing slots after the second program: filling slots no
 later program reads cost 2.5-11 % against the stack buffer, which stays in L1.
 """
