@@ -139,18 +139,22 @@ def _iteration(ctx: LoweringContext, load: O.Load) -> ir.Value:
     return b.udiv(b.sub(iv, lb), step) if loop.unsigned_cmp else b.sdiv(b.sub(iv, lb), step)
 
 
+def _key_word(b: ir.IRBuilder, base: ir.Value, i: int) -> ir.Value:
+    """Key word i of the slot at `base` (after its marker)."""
+    return b.gep(base, [ir.Constant(I64, (1 + i) * _WORD)], source_etype=I8)
+
+
 def _matches(b: ir.IRBuilder, base: ir.Value, words: list[ir.Value]) -> ir.Value:
     """Whether the slot at `base` is filled and holds key `words`."""
     hit = b.icmp_unsigned("==", b.load(base, typ=I64), ir.Constant(I64, 1))
     for i, w in enumerate(words):
-        at = b.gep(base, [ir.Constant(I64, (1 + i) * _WORD)], source_etype=I8)
-        hit = b.and_(hit, b.icmp_unsigned("==", b.load(at, typ=I64), w))
+        hit = b.and_(hit, b.icmp_unsigned("==", b.load(_key_word(b, base, i), typ=I64), w))
     return hit
 
 
 def _decide(ctx: LoweringContext, block: ir.Value, spec: CachedOperand, words: list[ir.Value]) -> None:
-    """At a program's first iteration: its `mode` (use the slots: slot 0 empty, or its key matches, or the previous
-    program's did) and the `last` word for the next program."""
+    """At a program's first iteration: its `mode` (use the slots: slot 0 empty or holding its key, or the previous
+    program found its own key there) and the `last` word (whether this one did) for the next program."""
     b = ctx.b
     base = _slot(b, block, spec, ir.Constant(I64, 0))
     empty = b.icmp_unsigned("!=", b.load(base, typ=I64), ir.Constant(I64, 1))
@@ -188,7 +192,7 @@ def lower_cached_load(ctx: LoweringContext, load: O.Load, spec: CachedOperand, f
             with b.if_then(b.not_(_matches(b, base, words))):
                 fill(Tile(res.type.shape, ety, buf=data))
                 for i, w in enumerate(words):
-                    b.store(w, b.gep(base, [ir.Constant(I64, (1 + i) * _WORD)], source_etype=I8))
+                    b.store(w, _key_word(b, base, i))
                 b.store(ir.Constant(I64, 1), base)
             cached_end = b.block
         with uncached:
