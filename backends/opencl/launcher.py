@@ -180,7 +180,7 @@ class Launcher:
                 final.append(scale)
             if self.chunked:
                 final += [np.int32(n) for n in grid]
-            lk.kernel.set_args(*final)
+            lk.set_args(final)
             start = time.perf_counter()
             try:
                 last = self._enqueue(rt, lk, grid, total)
