@@ -12,7 +12,7 @@ from triton_backend_sdk.bench.timing import median_ms
 from triton_backend_sdk.demo import add_kernel, softmax_kernel
 
 from .cases import assert_ok, full
-from .kernels import row_max_loop_kernel
+from .kernels import int8_matmul_kernel, row_max_loop_kernel
 
 BACKEND = "cpu_ref"  # made active for every case by conftest.active_backend
 
@@ -53,6 +53,23 @@ def test_matmul_2048(compare):
     p = full("matmul_fp32", BACKEND)
     compare(p.ours, p.peers["torch"], work=p.work / 1e9, unit="GFLOP/s", rounds=5)
     assert_ok(p)
+
+
+def test_matmul_int8_2048(compare):
+    """int8 operands, int32 results (codegen/dot_pairs.py) against torch._int_mm (oneDNN) on the same tensors."""
+    n, (bm, bn, bk) = 2048, (128, 64, 32)
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randint(-128, 128, (n, n), generator=g, dtype=torch.int16).to(torch.int8) for _ in range(2))
+    c = torch.empty(n, n, dtype=torch.int32)
+    grid = (triton.cdiv(n, bm) * triton.cdiv(n, bn),)
+    compare(
+        lambda: int8_matmul_kernel[grid](a, b, c, n, n, n, BM=bm, BN=bn, BK=bk),
+        lambda: torch._int_mm(a, b),
+        work=2 * n**3 / 1e9,
+        unit="GOP/s",
+        rounds=5,
+    )
+    assert torch.equal(c, torch._int_mm(a, b))
 
 
 def test_launch_overhead_vector_add_2e12(compare):
