@@ -39,7 +39,7 @@ def render_dot(ctx: RenderContext, op: O.Dot) -> None:
     if isinstance(acc, Tile) and acc.layout is not None:  # a loop-carried accumulator (render_for chose it)
         render_blocked_dot(ctx, op, acc)
         return
-    if ctx.L == 1 and not batch and ca == cb == cc and cc in ("float", "double"):
+    if ctx.L == 1 and not batch and (ca == cb == cc in ("float", "double") or (ca == cb == "char" and cc == "int")):
         _dot_one_work_item(ctx, op, M, N, K, cc)
         return
     blocks = canonical_blocks(ctx, M, N, K) if not batch and ca == cb == cc == "float" else None
@@ -149,7 +149,7 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
     """One work-item per program (a CPU device) holds whole row-major tiles: the product is computed in register
     blocks of R rows x (NV vectors of V columns), k innermost, with OpenCL vector types (`_register_tile`)."""
     a_v, b_v, c_v = op.a, op.b, op.c
-    a, b = (_registers(ctx, ctx.get(v)) for v in (a_v, b_v))
+    a, b = (_widened(ctx, _registers(ctx, ctx.get(v)), cc) for v in (a_v, b_v))
     c = ctx.get(c_v)
     if _dead_after(ctx, op, c_v, c):
         out = Tile(c.shape, cc, reg=c.reg)  # accumulate in place: nothing reads the old accumulator afterwards
@@ -188,7 +188,7 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
                 x = ctx.fresh("a")
                 ctx.emit(f"const {vt} {x} = {splat(f'{a.reg}[({m0} + {i}u) * {K}u + {k}]')};")
                 for j in range(NV):
-                    ctx.emit(f"{acc[i][j]} = fma({x}, {bs[j]}, {acc[i][j]});")
+                    ctx.emit(f"{acc[i][j]} = {_mul_add(ctx, cc, V, x, bs[j], acc[i][j])};")
         ctx.emit("}")
         for i in range(R):
             for j in range(NV):
@@ -200,6 +200,23 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
             lambda idx: ctx.emit(f"{out.reg}[{idx.slot}] = {round_to(op.result.type, f'{out.reg}[{idx.slot}]', ctx)};"),
         )
     ctx.values[op.result] = out
+
+
+def _widened(ctx: RenderContext, x: Tile, cc: str) -> Tile:
+    """`x` converted element by element into a register tile of `cc` (int8 operands of an int32 dot: once per
+    dot, not once per use in the k loop)."""
+    if x.ctype == cc:
+        return x
+    return ctx.materialize(Tile(x.shape, cc, gen=lambda idx: ctx.lang.convert(cc, ctx.element(x, idx)), cost=1))
+
+
+def _mul_add(ctx: RenderContext, cc: str, V: int, x: str, y: str, acc: str) -> str:
+    """acc + x * y: one fma for floats; for int32 the product of two widened int8 values cannot overflow, and the
+    sum wraps through unsigned arithmetic as Triton's int32 does (signed overflow is undefined in OpenCL C)."""
+    if cc != "int":
+        return f"fma({x}, {y}, {acc})"
+    ut, it = ("uint", "int") if V == 1 else (ctx.lang.vector_type("uint", V), ctx.lang.vector_type("int", V))
+    return ctx.lang.bitcast(it, f"{ctx.lang.bitcast(ut, acc)} + {ctx.lang.bitcast(ut, f'{x} * {y}')}")
 
 
 def _register_tile(ctx: RenderContext, cc: str, M: int, N: int) -> tuple[int, int, int]:

@@ -1,6 +1,7 @@
-"""cpu_ref's int8 `tt.dot` by pairs of k (codegen/dot_pairs.py): chosen from the descriptor's features (x86's
-pair multiply-add at the vector width), the int32 kernel elsewhere; exact against torch on random int8 data with
-the extremes, masks, ragged sizes, batched dots, a bias added after the dot and int32 wrap-around."""
+"""int8 `tt.dot` into int32 on every backend, exact against torch on random int8 data with the extremes, masks,
+ragged sizes, batched dots, a bias added after the dot and int32 wrap-around. cpu_ref computes it by pairs of k
+(codegen/dot_pairs.py: x86's pair multiply-add chosen from the descriptor's features, the int32 kernel elsewhere);
+opencl at one work-item per program in register blocks of widened int32 vectors (render/dot.py)."""
 
 from __future__ import annotations
 
@@ -83,17 +84,19 @@ def _wrapped(x: torch.Tensor) -> torch.Tensor:
     "m,n,k,tiles",
     [(64, 64, 64, (32, 32, 32)), (77, 45, 83, (32, 16, 32)), (130, 96, 200, (64, 32, 64)), (16, 80, 16, (16, 64, 16))],
 )
-def test_int8_matmul_is_exact(cpu_ref_active, rng, m, n, k, tiles):
+def test_int8_matmul_is_exact(backend, rng, m, n, k, tiles):
     a, b = _int8((m, k), rng), _int8((k, n), rng)
     c = torch.empty(m, n, dtype=torch.int32)
     bm, bn, bk = tiles
     h = int8_matmul_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](a, b, c, c, m, n, k, BM=bm, BN=bn, BK=bk, BIAS=0)
     assert torch.equal(c, (a.long() @ b.long()).int())
-    if "+avx512bw" in host_descriptor().features:
+    if backend == "cpu_ref" and "+avx512bw" in host_descriptor().features:
         assert "llvm.x86.avx512.pmaddw.d.512" in h.asm["llir"]
+    if backend == "opencl" and h.metadata.opencl_local_size == 1:
+        assert "as_uint" in h.asm["cl"], "the one-work-item register blocks (wrapping int32 adds)"
 
 
-def test_int8_matmul_on_a_bias_wraps_like_int32(cpu_ref_active, rng):
+def test_int8_matmul_on_a_bias_wraps_like_int32(backend, rng):
     """The accumulator starts at a bias near the int32 limits: sums past them wrap as element-wise int32 adds do."""
     m, n, k = 48, 32, 256
     a, b = _int8((m, k), rng), _int8((k, n), rng)
@@ -116,7 +119,7 @@ def batched_int8_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexp
     tl.store(c_ptr + rb[:, None, None] * M * N + rm[None, :, None] * N + rn[None, None, :], c)
 
 
-def test_batched_int8_dot_with_an_add_after_it(cpu_ref_active, rng):
+def test_batched_int8_dot_with_an_add_after_it(backend, rng):
     bsz, m, n, k = 2, 16, 32, 64
     a, b = _int8((bsz, m, k), rng), _int8((bsz, k, n), rng)
     c = torch.empty(bsz, m, n, dtype=torch.int32)
