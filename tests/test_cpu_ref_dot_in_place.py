@@ -10,7 +10,7 @@ import triton
 import triton.language as tl
 from golden_ir import check_lines, lower
 from triton_backend_sdk.analysis.uses import dot_operand_in_place
-from triton_backend_sdk.bench.kernels import matmul
+from triton_backend_sdk.bench.kernels import matmul, matmul_kernel
 from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir import parse_ttir
 
@@ -150,12 +150,20 @@ def test_tutorial_matmul_matches_torch(cpu_ref_active, mnk, tiles):
     torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_fp16_operands_keep_the_widening_copy(cpu_ref_active):
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("mnk", [(96, 64, 80), (128, 64, 128)])
+def test_bf16_a_is_read_in_place_and_fp16_a_copied(cpu_ref_active, dtype, mnk):
+    """Half operands into an fp32 product: a bf16 A's rows are read in place (their next row block prefetched) and
+    each element widened as the microkernel broadcasts it, an fp16 A is copied (its vectorized conversion is
+    faster); K = 80 leaves a masked last k step, which takes the copy."""
+    m, n, k = mnk
     g = torch.Generator().manual_seed(7)
-    a, b = torch.randn(96, 80, generator=g).half(), torch.randn(80, 64, generator=g).half()
-    c = torch.empty(96, 64)
-    matmul(a, b, c, 32, 32, 32)
-    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
+    a, b = torch.randn(m, k, generator=g).to(dtype), torch.randn(k, n, generator=g).to(dtype)
+    c = torch.empty(m, n)
+    grid = (triton.cdiv(m, 32) * triton.cdiv(n, 32),)
+    h = matmul_kernel[grid](a, b, c, m, n, k, k, 1, n, 1, n, 1, BM=32, BN=32, BK=32, GROUP_M=8)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-4, atol=1e-4)
+    assert ("call void @llvm.prefetch" in h.asm["llir"]) == (dtype == torch.bfloat16)
 
 
 @triton.jit

@@ -7,7 +7,9 @@ Where the tile allows it, the product runs as a register-blocked microkernel: an
 lives in vector registers (LLVM vector phis) for the whole k loop; each step loads NV vectors of a row of b and
 broadcasts MR scalars of a column of a. Other shapes fall back to an (m, k, n) loop nest LLVM vectorizes.
 
-An a of the result's element type (fp32, fp64, int32; f16/bf16 for an f16/bf16 result, widened as it is read) loaded
+An a of the result's element type (fp32, fp64, int32; f16/bf16 for an f16/bf16 result), or a bf16 a of an fp32
+product, each element widened as it is broadcast (bf16 tutorial 03 at 2048^3: its element-wise masked copy of A was a
+quarter of the kernel's samples; `_widens_to`), loaded
 for this dot alone (`uses.dot_operand_in_place`) with whole rows contiguous is read where it lies, not copied: each
 row block broadcasts from its MR row pointers and prefetches the next block's rows while it computes (tutorial 03 at
 2048^3, 128x128x32 tiles: the copy's misses were ~10% of the kernel's samples; best of 9 launches 250-278 -> 293-313
@@ -213,6 +215,15 @@ def _widened(ctx: LoweringContext, t: Tile, ety: ir.Type) -> Tile:
     return ctx.materialize(Tile(t.shape, ety, gen=lambda b, idx: _widen(ctx, t.element(b, idx), ety), cost=t.cost + 1))
 
 
+def _widens_to(src: ir.Type, ety: ir.Type) -> bool:
+    """An a of element type `src` read in place into a product of element type `ety`: the same type, or bf16 into
+    fp32 (widened, a shift, as the microkernel broadcasts each element). fp16 keeps the copy: LLVM vectorizes its
+    masked element-wise copy with the conversion, while widening at each broadcast (a scalar vcvtph2ps) was slower
+    (tutorial 03 at 2048^3, alternating processes: fp16 270-277 GFLOP/s copied, 210-220 in place; bf16, whose
+    copy stays scalar, 107-119 copied, 212-233 in place)."""
+    return src == ety or (src == BF16 and ety == F32)
+
+
 @RULES.register(O.Dot)
 def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
     a, b_, c = (ctx.tile(v) for v in (op.a, op.b, op.c))
@@ -221,7 +232,7 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
     ety = llvm_type(res.type)
     half = ety in (F16, BF16)
     plan = _microkernel_plan(ctx, F32 if half else ety, res.type.shape[-2], res.type.shape[-1])
-    if a_read is not None and not (plan is not None and a_read.whole_rows and a_read.ety == ety):
+    if a_read is not None and not (plan is not None and a_read.whole_rows and _widens_to(a_read.ety, ety)):
         a, a_read = a_read.copy(ctx), None
     a = _decoded(ctx, a, op.a)
     b_ = _decoded(ctx, b_, op.b)
