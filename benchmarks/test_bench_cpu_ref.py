@@ -56,7 +56,7 @@ def test_matmul_2048(compare):
 
 
 def test_matmul_int8_2048(compare):
-    """int8 operands, int32 results (codegen/dot_pairs.py) against torch._int_mm (oneDNN) on the same tensors."""
+    """int8 operands, int32 results (codegen/dot_groups.py) against torch._int_mm (oneDNN) on the same tensors."""
     n, (bm, bn, bk) = 2048, (128, 64, 32)
     g = torch.Generator().manual_seed(0)
     a, b = (torch.randint(-128, 128, (n, n), generator=g, dtype=torch.int16).to(torch.int8) for _ in range(2))

@@ -1,6 +1,6 @@
 """int8 `tt.dot` into int32 on every backend, exact against torch on random int8 data with the extremes, masks,
 ragged sizes, batched dots, a bias added after the dot and int32 wrap-around. cpu_ref computes it by pairs of k
-(codegen/dot_pairs.py: x86's pair multiply-add chosen from the descriptor's features, the int32 kernel elsewhere);
+(codegen/dot_groups.py: x86 group multiply-adds chosen from the descriptor's features, the int32 kernel elsewhere);
 opencl at one work-item per program in register blocks of widened int32 vectors (render/dot.py)."""
 
 from __future__ import annotations
@@ -40,16 +40,37 @@ def _llir(bits: int, features: tuple[str, ...]) -> str:
 
 
 @pytest.mark.parametrize(
-    "bits,feature,intrinsic",
-    [(512, "+avx512bw", "llvm.x86.avx512.pmaddw.d.512"), (256, "+avx2", "llvm.x86.avx2.pmadd.wd")],
+    "bits,features,intrinsic,operand",
+    [
+        (512, ("+avx512bw", "+avx512vnni"), "llvm.x86.avx512.vpdpbusd.512", "<64 x i8>"),
+        (512, ("+avx512bw",), "llvm.x86.avx512.pmaddw.d.512", "<32 x i16>"),
+        (256, ("+avx2", "+avxvnni"), "llvm.x86.avx2.pmadd.wd", "<16 x i16>"),
+    ],
 )
-def test_the_pair_multiply_add_is_chosen_from_the_descriptor(bits: int, feature: str, intrinsic: str) -> None:
+def test_the_group_multiply_add_is_chosen_from_the_descriptor(bits, features, intrinsic, operand) -> None:
     lanes = bits // 32
-    with_it = _llir(bits, ("+sse2", feature))
-    assert f'call <{lanes} x i32> @"{intrinsic}"(<{2 * lanes} x i16>' in with_it
+    with_it = _llir(bits, ("+sse2", *features))
+    assert f'@"{intrinsic}"(' in with_it and operand in with_it
     assert f"mul <{lanes} x i32>" not in with_it
     without = _llir(bits, ("+neon",))
-    assert "pmadd" not in without and f"mul <{lanes} x i32>" in without
+    assert "llvm.x86" not in without and f"mul <{lanes} x i32>" in without
+
+
+def test_quads_need_k_a_multiple_of_four_and_pairs_an_even_k() -> None:
+    from types import SimpleNamespace
+
+    from triton_backend_sdk.backends.cpu_ref.codegen.context import Tile
+    from triton_backend_sdk.backends.cpu_ref.codegen.dot_groups import group_plan
+    from triton_backend_sdk.backends.cpu_ref.codegen.types import I8, I32
+
+    ctx = SimpleNamespace(target=SimpleNamespace(features=("+avx512bw", "+avx512vnni")))
+
+    def chosen(k: int):
+        got = group_plan(ctx, Tile((16, k), I8), Tile((k, 64), I8), I32, (4, 4, 16))
+        return got and got[1].group
+
+    assert (chosen(32), chosen(18), chosen(17)) == (4, 2, None)
+    assert group_plan(ctx, Tile((16, 32), I8), Tile((32, 64), I8), I32, None) is None
 
 
 @triton.jit
@@ -90,8 +111,10 @@ def test_int8_matmul_is_exact(backend, rng, m, n, k, tiles):
     bm, bn, bk = tiles
     h = int8_matmul_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](a, b, c, c, m, n, k, BM=bm, BN=bn, BK=bk, BIAS=0)
     assert torch.equal(c, (a.long() @ b.long()).int())
-    if backend == "cpu_ref" and "+avx512bw" in host_descriptor().features:
-        assert "llvm.x86.avx512.pmaddw.d.512" in h.asm["llir"]
+    features = host_descriptor().features
+    if backend == "cpu_ref" and "+avx512bw" in features:
+        quads = "+avx512vnni" in features
+        assert ("llvm.x86.avx512.vpdpbusd.512" if quads else "llvm.x86.avx512.pmaddw.d.512") in h.asm["llir"]
     if backend == "opencl" and h.metadata.opencl_local_size == 1:
         assert "as_uint" in h.asm["cl"], "the one-work-item register blocks (wrapping int32 adds)"
 

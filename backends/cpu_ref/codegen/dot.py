@@ -27,7 +27,7 @@ from triton_backend_sdk.ir.core import BlockArgument, Value
 
 from .context import LoweringContext, Tile, linear_index
 from .convert import fp8_to_float
-from .dot_pairs import pair_plan, pair_product
+from .dot_groups import group_plan, group_product
 from .memory import InPlaceRead, in_place_read
 from .numerics import narrow as narrow_float
 from .rules import RULES
@@ -246,9 +246,9 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
         c = Tile(c.shape, F32, gen=lambda b, idx: b.fpext(narrow.element(b, idx), F32), cost=c.cost + 1)
         ety = F32
     out = c if _accumulates_in_place(op) and c.buf is not None else ctx.materialize(c)
-    pairs = pair_plan(ctx, a, b_, ety, plan) if a_read is None else None
-    if pairs is not None:
-        pair_product(ctx, a, b_, out, len(shape) - 2, pairs)
+    groups = group_plan(ctx, a, b_, ety, plan) if a_read is None else None
+    if groups is not None:
+        group_product(ctx, a, b_, out, len(shape) - 2, *groups)
         ctx.define(res, out)
         return
     if plan is not None:
