@@ -202,3 +202,52 @@ def test_batched_dot_reads_each_batch_in_place(cpu_ref_active):
     z = torch.empty(2, 32, 32)
     _batched[(1,)](x, y, z, N=32)
     torch.testing.assert_close(z, torch.bmm(x, y), rtol=1e-4, atol=1e-4)
+
+
+def test_column_runs_covering_a_row_block_are_read_in_place():
+    from triton_backend_sdk.backends.cpu_ref.codegen.dot import _reads_in_place
+    from triton_backend_sdk.backends.cpu_ref.codegen.memory import InPlaceRead
+
+    def reads(whole: bool, column: int, mr: int) -> bool:
+        return _reads_in_place(InPlaceRead(None, whole, column), (mr, 4, 16))
+
+    assert reads(True, 1, 4) and reads(False, 16, 4) and reads(False, 4, 4)
+    assert not reads(False, 2, 4) and not reads(False, 1, 1) and not reads(False, 1, 4)
+
+
+@triton.jit
+def _unmasked_matmul(a_ptr, b_ptr, c_ptr, sam, sak, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """c = a @ b over whole tiles (no mask): a's tile read at (sam, sak) strides, b and c row-major."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn, rk = tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * sam + (k + rk)[None, :] * sak)
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_transposed_is_read_down_its_columns(cpu_ref_active, dtype):
+    """x.T @ w: A's tile is contiguous down its columns; the dot reads it there (no 64x16 copy of it is made)."""
+    g = torch.Generator().manual_seed(3)
+    m, k, n = 128, 48, 32
+    x = torch.randn(k, m, generator=g).to(dtype)
+    a = x.t()
+    b = torch.randn(k, n, generator=g).to(dtype)
+    c = torch.empty(m, n)
+    h = _unmasked_matmul[(m // 64,)](a, b, c, a.stride(0), a.stride(1), k, BM=64, BN=n, BK=16)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-4, atol=1e-4)
+    assert f"[{64 * 16} x {'float' if dtype == torch.float32 else 'bfloat'}]" not in h.asm["llir"]
+
+
+@pytest.mark.parametrize("mnk", [(256, 192, 256), (200, 96, 80)])
+def test_tutorial_matmul_of_a_transposed_matches_torch(cpu_ref_active, mnk):
+    """x.T @ w through tutorial 03's kernel: wrapped rows (`% M`), a masked last k step (K = 80) on the copy."""
+    m, n, k = mnk
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randn(k, m, generator=g).t(), torch.randn(k, n, generator=g)
+    c = torch.empty(m, n)
+    matmul(a, b, c, 64, 32, 32)
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)

@@ -13,7 +13,9 @@ quarter of the kernel's samples; `_widens_to`), loaded
 for this dot alone (`uses.dot_operand_in_place`) with whole rows contiguous is read where it lies, not copied: each
 row block broadcasts from its MR row pointers and prefetches the next block's rows while it computes (tutorial 03 at
 2048^3, 128x128x32 tiles: the copy's misses were ~10% of the kernel's samples; best of 9 launches 250-278 -> 293-313
-GFLOP/s, interleaved processes). A mask is tested once per tile at run time; where it
+GFLOP/s, interleaved processes). An a whose rows lie consecutive down each column in runs covering a row block
+(the A of `x.T @ w`) is read in place too: one pointer per k, the MR rows after it (2048^3: 174 -> 307 GFLOP/s; its
+element-wise copy gathered every element). A mask is tested once per tile at run time; where it
 fails anywhere (a ragged k edge) the product runs on the load's copy instead. b stays copied: its rows lie a whole
 row of B apart and, read in place, fell into the same L1 sets (slower in the same test).
 """
@@ -99,15 +101,18 @@ def _microkernel(
     a_st = buffer_type(a.ety)
     b_vty = ir.VectorType(b_.ety, v)
     direct = isinstance(a, InPlaceRead)
+    by_rows = direct and a.whole_rows
 
     def a_rows(rows: list[ir.Value]) -> list[ir.Value]:
-        if not direct:
+        if not by_rows:
             return []
         return [a.row_pointer(ctx, bidx + [r, c64(0)]) for r in rows]
 
-    def a_at(row_ptrs: list[ir.Value], r: int, row: ir.Value, k: ir.Value) -> ir.Value:
-        if direct:
+    def a_at(row_ptrs: list[ir.Value], r: int, row: ir.Value, k: ir.Value, column: ir.Value | None) -> ir.Value:
+        if by_rows:
             return ctx.b.gep(row_ptrs[r], [k], source_etype=a_st)
+        if column is not None:
+            return ctx.b.gep(column, [c64(r)], source_etype=a_st)
         return _ptr(ctx, a, bidx + [row, k])
 
     def block(m0: ir.Value, n0: ir.Value) -> None:
@@ -131,8 +136,9 @@ def _microkernel(
                 acc[r][j].add_incoming(init[r][j], pre)
         bv = [_widen(ctx, b.load(_ptr(ctx, b_, bidx + [k, cols[j]]), typ=b_vty, align=1), vty) for j in range(nv)]
         new = []
+        column = a.row_pointer(ctx, bidx + [rows[0], k]) if direct and not by_rows else None
         for r in range(mr):
-            s = _widen(ctx, b.load(a_at(row_ptrs, r, rows[r], k), typ=a_st), ety)
+            s = _widen(ctx, b.load(a_at(row_ptrs, r, rows[r], k, column), typ=a_st), ety)
             splat = b.shuffle_vector(
                 b.insert_element(ir.Constant(vty, None), s, ir.Constant(ir.IntType(32), 0)),
                 ir.Constant(vty, None),
@@ -152,7 +158,7 @@ def _microkernel(
 
     def m_step(mi: ir.Value) -> None:
         m0 = ctx.b.mul(mi, c64(mr))
-        if direct:
+        if by_rows:
             b = ctx.b
             nxt = b.mul(b.select(b.icmp_signed("<", mi, c64(m_ // mr - 1)), b.add(mi, c64(1)), mi), c64(mr))
             _prefetch_rows(ctx, a, bidx, [b.add(nxt, c64(r)) for r in range(mr)], k_)
@@ -215,6 +221,12 @@ def _widened(ctx: LoweringContext, t: Tile, ety: ir.Type) -> Tile:
     return ctx.materialize(Tile(t.shape, ety, gen=lambda b, idx: _widen(ctx, t.element(b, idx), ety), cost=t.cost + 1))
 
 
+def _reads_in_place(a: InPlaceRead, plan: tuple[int, int, int]) -> bool:
+    """The microkernel can broadcast a's elements from where they lie: whole rows (a row pointer each, k along it),
+    or runs down the columns covering a row block (one pointer per k, the MR rows after it)."""
+    return a.whole_rows or (a.column_run >= 2 and a.column_run % plan[0] == 0)
+
+
 def _widens_to(src: ir.Type, ety: ir.Type) -> bool:
     """An a of element type `src` read in place into a product of element type `ety`: the same type, or bf16 into
     fp32 (widened, a shift, as the microkernel broadcasts each element). fp16 keeps the copy: LLVM vectorizes its
@@ -232,7 +244,7 @@ def lower_dot(ctx: LoweringContext, op: O.Dot) -> None:
     ety = llvm_type(res.type)
     half = ety in (F16, BF16)
     plan = _microkernel_plan(ctx, F32 if half else ety, res.type.shape[-2], res.type.shape[-1])
-    if a_read is not None and not (plan is not None and a_read.whole_rows and _widens_to(a_read.ety, ety)):
+    if a_read is not None and not (plan is not None and _reads_in_place(a_read, plan) and _widens_to(a_read.ety, ety)):
         a, a_read = a_read.copy(ctx), None
     a = _decoded(ctx, a, op.a)
     b_ = _decoded(ctx, b_, op.b)

@@ -297,6 +297,9 @@ class InPlaceRead:
     #: every row of the last dimension is one run of consecutive addresses (AxisInfo): element (.., r, k) lies at
     #: row_pointer(.., r) + k
     whole_rows: bool
+    #: rows lie consecutive down each column in runs of this many (AxisInfo's contiguity along the second-to-last
+    #: dimension: the A of `x.T @ w`): element (.., r0 + i, k) lies at row_pointer(.., r0, k) + i for i below it
+    column_run: int = 1
 
     @property
     def ety(self) -> ir.Type:
@@ -378,7 +381,8 @@ def _defer_to_dot(ctx: LoweringContext, op: O.Load) -> None:
     info = axis_info_of(op)
     shape = op.result.type.shape
     whole = info is not None and len(shape) >= 2 and info.contiguity(op.ptr) >= shape[-1]
-    _IN_PLACE.setdefault(ctx, {})[op.result] = InPlaceRead(op, whole)
+    column = min(info.contiguity(op.ptr, -2), shape[-2]) if info is not None and len(shape) >= 2 else 1
+    _IN_PLACE.setdefault(ctx, {})[op.result] = InPlaceRead(op, whole, column)
 
     def unread(b: ir.IRBuilder, idx: list[ir.Value]) -> ir.Value:
         raise AssertionError(f"{op.op_name} left to its tt.dot was read elsewhere")
