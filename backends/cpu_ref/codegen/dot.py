@@ -32,6 +32,7 @@ from .convert import fp8_to_float
 from .dot_groups import group_plan, group_product
 from .memory import InPlaceRead, in_place_read
 from .numerics import narrow as narrow_float
+from .register_loop import carried_loop, splat
 from .rules import RULES
 from .types import BF16, F16, F32, F64, I64, bit_width, buffer_type, fp8_format, is_float_type, llvm_type
 
@@ -123,35 +124,17 @@ def _microkernel(
         init = [
             [b.load(_ptr(ctx, out, bidx + [rows[r], cols[j]]), typ=vty, align=4) for j in range(nv)] for r in range(mr)
         ]
-        pre = b.block
-        loop = b.append_basic_block("mk.k")
-        done = b.append_basic_block("mk.done")
-        b.branch(loop)
-        b.position_at_end(loop)
-        k = b.phi(I64, name="k")
-        k.add_incoming(c64(0), pre)
-        acc = [[b.phi(vty) for _ in range(nv)] for _ in range(mr)]
-        for r in range(mr):
-            for j in range(nv):
-                acc[r][j].add_incoming(init[r][j], pre)
-        bv = [_widen(ctx, b.load(_ptr(ctx, b_, bidx + [k, cols[j]]), typ=b_vty, align=1), vty) for j in range(nv)]
-        new = []
-        column = a.row_pointer(ctx, bidx + [rows[0], k]) if direct and not by_rows else None
-        for r in range(mr):
-            s = _widen(ctx, b.load(a_at(row_ptrs, r, rows[r], k, column), typ=a_st), ety)
-            splat = b.shuffle_vector(
-                b.insert_element(ir.Constant(vty, None), s, ir.Constant(ir.IntType(32), 0)),
-                ir.Constant(vty, None),
-                ir.Constant(ir.VectorType(ir.IntType(32), v), [0] * v),
-            )
-            new.append([_mul_add(ctx, splat, bv[j], acc[r][j]) for j in range(nv)])
-        k_next = b.add(k, c64(1))
-        for r in range(mr):
-            for j in range(nv):
-                acc[r][j].add_incoming(new[r][j], loop)
-        k.add_incoming(k_next, loop)
-        b.cbranch(b.icmp_signed("<", k_next, c64(k_)), loop, done)
-        b.position_at_end(done)
+
+        def step(k: ir.Value, acc: list[list[ir.Value]]) -> list[list[ir.Value]]:
+            bv = [_widen(ctx, b.load(_ptr(ctx, b_, bidx + [k, cols[j]]), typ=b_vty, align=1), vty) for j in range(nv)]
+            column = a.row_pointer(ctx, bidx + [rows[0], k]) if direct and not by_rows else None
+            new = []
+            for r in range(mr):
+                s = splat(b, _widen(ctx, b.load(a_at(row_ptrs, r, rows[r], k, column), typ=a_st), ety), vty)
+                new.append([_mul_add(ctx, s, bv[j], acc[r][j]) for j in range(nv)])
+            return new
+
+        new = carried_loop(ctx, init, k_, step, "mk")
         for r in range(mr):
             for j in range(nv):
                 b.store(new[r][j], _ptr(ctx, out, bidx + [rows[r], cols[j]]), align=4)

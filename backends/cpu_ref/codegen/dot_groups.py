@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from .context import LoweringContext, Tile, linear_index
+from .register_loop import carried_loop, splat
 from .types import I8, I16, I32, I64
 
 
@@ -132,39 +133,21 @@ def group_product(
         if sums is not None:
             low = [b.load(at(sums, bidx + [cols[j]]), typ=acc_ty, align=4) for j in range(nv)]
             init = [[b.sub(init[r][j], low[j]) for j in range(nv)] for r in range(mr)]
-        pre = b.block
-        loop = b.append_basic_block("mkg.k")
-        done = b.append_basic_block("mkg.done")
-        b.branch(loop)
-        b.position_at_end(loop)
-        p = b.phi(I64, name="p")
-        p.add_incoming(c64(0), pre)
-        acc = [[b.phi(acc_ty) for _ in range(nv)] for _ in range(mr)]
-        for r in range(mr):
-            for j in range(nv):
-                acc[r][j].add_incoming(init[r][j], pre)
-        bv = [b.load(at(packed, bidx + [p, cols[j], c64(0)]), typ=group_ty, align=4) for j in range(nv)]
-        k = b.mul(p, c64(g))
-        new = []
-        for r in range(mr):
-            word = b.load(at(a_p, bidx + [rows[r], k]), typ=I32, align=1)
-            splat = b.shuffle_vector(
-                b.insert_element(ir.Constant(acc_ty, None), word, ir.Constant(I32, 0)),
-                ir.Constant(acc_ty, None),
-                ir.Constant(ir.VectorType(I32, v), [0] * v),
-            )
-            groups = b.bitcast(splat, group_ty)
-            if scheme.accumulates:
-                new.append([b.call(fn, [acc[r][j], groups, bv[j]]) for j in range(nv)])
-            else:
-                new.append([b.add(acc[r][j], b.call(fn, [groups, bv[j]])) for j in range(nv)])
-        p_next = b.add(p, c64(1))
-        for r in range(mr):
-            for j in range(nv):
-                acc[r][j].add_incoming(new[r][j], loop)
-        p.add_incoming(p_next, loop)
-        b.cbranch(b.icmp_signed("<", p_next, c64(k_ // g)), loop, done)
-        b.position_at_end(done)
+
+        def step(p: ir.Value, acc: list[list[ir.Value]]) -> list[list[ir.Value]]:
+            bv = [b.load(at(packed, bidx + [p, cols[j], c64(0)]), typ=group_ty, align=4) for j in range(nv)]
+            k = b.mul(p, c64(g))
+            new = []
+            for r in range(mr):
+                word = b.load(at(a_p, bidx + [rows[r], k]), typ=I32, align=1)
+                groups = b.bitcast(splat(b, word, acc_ty), group_ty)
+                if scheme.accumulates:
+                    new.append([b.call(fn, [acc[r][j], groups, bv[j]]) for j in range(nv)])
+                else:
+                    new.append([b.add(acc[r][j], b.call(fn, [groups, bv[j]])) for j in range(nv)])
+            return new
+
+        new = carried_loop(ctx, init, k_ // g, step, "mkg")
         for r in range(mr):
             for j in range(nv):
                 b.store(new[r][j], at(out, bidx + [rows[r], cols[j]]), align=4)
