@@ -149,7 +149,7 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
     """One work-item per program (a CPU device) holds whole row-major tiles: the product is computed in register
     blocks of R rows x (NV vectors of V columns), k innermost, with OpenCL vector types (`_register_tile`)."""
     a_v, b_v, c_v = op.a, op.b, op.c
-    a, b = (_widened(ctx, _registers(ctx, ctx.get(v)), cc) for v in (a_v, b_v))
+    a, b = (_widened(ctx, ctx.get(v), cc) for v in (a_v, b_v))
     c = ctx.get(c_v)
     if _dead_after(ctx, op, c_v, c):
         out = Tile(c.shape, cc, reg=c.reg)  # accumulate in place: nothing reads the old accumulator afterwards
@@ -203,10 +203,10 @@ def _dot_one_work_item(ctx: RenderContext, op: O.Dot, M: int, N: int, K: int, cc
 
 
 def _widened(ctx: RenderContext, x: Tile, cc: str) -> Tile:
-    """`x` converted element by element into a register tile of `cc` (int8 operands of an int32 dot: once per
-    dot, not once per use in the k loop)."""
+    """`x` as a register tile of `cc`: converted element by element where its type differs (int8 operands of an
+    int32 dot: once per dot, not once per use in the k loop; a generator is computed straight into it)."""
     if x.ctype == cc:
-        return x
+        return _registers(ctx, x)
     return ctx.materialize(Tile(x.shape, cc, gen=lambda idx: ctx.lang.convert(cc, ctx.element(x, idx)), cost=1))
 
 
