@@ -1,6 +1,8 @@
 """The loop-carried `tl.dot` accumulator in the blocked register layout (render/dot_blocked.py): golden OpenCL C at
-128 work-items, and on the device (PoCL at 128 work-items) results bit-identical to the one-work-item path and close
-to float64 torch, with masked ragged edges, a loaded initial accumulator and a loop result read by more than a store.
+128 work-items (the staged operands double-buffered: one barrier per k step), and on the device (PoCL at 128
+work-items) results bit-identical to the one-work-item path and close to float64 torch, with masked ragged edges, a
+loaded initial accumulator, a loop result read by more than a store, and loop bodies where reductions and a second
+dot use the scratch area beside the double buffer.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ import torch
 import triton
 import triton.language as tl
 from golden_ir import check_lines
-from test_opencl_render import render
-from triton_backend_sdk.backends.opencl.render.dot_blocked import BlockedLayout, plan
+from test_opencl_render import FEATURES, render
+from triton_backend_sdk.backends.opencl.render import OPENCL, OPENCL_RULES, render_module
+from triton_backend_sdk.backends.opencl.render.dot_blocked import BlockedLayout, plan, staged_bytes
+from triton_backend_sdk.ir import parse_ttir
 
 LOOP = """
     %c0 = arith.constant 0 : i32
@@ -41,7 +45,9 @@ def test_plan_blocks_per_work_item():
 
 def test_loop_carried_accumulator_is_blocked():
     """Work-item lid holds rows 8i + lid/16 (i < 8) x columns 4*(lid%16) + j (j < 4): per 4 k steps 8 float4 reads
-    of A (rows padded to 36 floats) and 4 of B for 128 fmas; into the layout before the loop, out of it after."""
+    of A (rows padded to 36 floats) and 4 of B for 128 fmas; into the layout before the loop, out of it after. The
+    staging area has two copies of 4352 floats (A 64 x 36, then B 32 x 64), copy db0 this iteration: one barrier
+    between the writes and the reads, none before the writes; a barrier before and after the loop."""
     src = render(LOOP, local_size=128)
     check_lines(
         src,
@@ -50,21 +56,49 @@ def test_loop_carried_accumulator_is_blocked():
         for (uint bi0 = 0u; bi0 < 8u; ++bi0) {
         for (uint bj0 = 0u; bj0 < 4u; ++bj0) {
         t_r0[bi0 * 4u + bj0] = 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint db0 = 0u;
         for (int iv_k0 = 0; iv_k0 < 2; iv_k0 += 1) {
-        tb_smem->tb_float[(i0 >> 5) * 36u + (i0 & 31u)] = v_va0;
+        tb_smem->tb_float[db0 * 4352u + ((i0 >> 5) * 36u + (i0 & 31u))] = v_va0;
+        tb_smem->tb_float[2304u + db0 * 4352u + i1] = v_vb0;
+        barrier(CLK_LOCAL_MEM_FENCE);
         const uint rg0 = (lid >> 4), c0_0 = ((lid & 15u) << 2);
         for (uint k0 = 0u; k0 < 32u; k0 += 4u) {
-        const float4 ak0 = *((const __local float4 *)(&tb_smem->tb_float[(0u + rg0) * 36u + k0]));
-        const float4 ak7 = *((const __local float4 *)(&tb_smem->tb_float[(56u + rg0) * 36u + k0]));
-        const float4 bk0 = *((const __local float4 *)(&tb_smem->tb_float[2304u + ((k0 + 0u) * 64u + c0_0 + 0u)]));
+        const float4 ak0 = *((const __local float4 *)(&tb_smem->tb_float[db0 * 4352u + ((0u + rg0) * 36u + k0)]));
+        const float4 ak7 = *((const __local float4 *)(&tb_smem->tb_float[db0 * 4352u + ((56u + rg0) * 36u + k0)]));
+        const float4 bk0 = *((const __local float4 *)(&tb_smem->tb_float[2304u + db0 * 4352u + ((k0 + 0u) * 64u + c0_0 + 0u)]));
         t_r0[0] = fma(ak0.s0, bk0.s0, t_r0[0]);
         t_r0[31] = fma(ak7.s0, bk0.s3, t_r0[31]);
-        const float4 bk3 = *((const __local float4 *)(&tb_smem->tb_float[2304u + ((k0 + 3u) * 64u + c0_0 + 0u)]));
+        const float4 bk3 = *((const __local float4 *)(&tb_smem->tb_float[2304u + db0 * 4352u + ((k0 + 3u) * 64u + c0_0 + 0u)]));
         t_r0[31] = fma(ak7.s3, bk3.s3, t_r0[31]);
+        db0 ^= 1u;
+        barrier(CLK_LOCAL_MEM_FENCE);
         tb_smem->tb_float[(((bi1 * 8u + (lid >> 4)) << 6) + (((lid & 15u) << 2) + bj1))] = t_r0[bi1 * 4u + bj1];
         t_r1[r2] = tb_smem->tb_float[i2];
         """,
     )
+    assert _loop_text(src).count("barrier(") == 1
+    assert f"tb_float[{2 * sum(staged_bytes(64, 64, 32)) // 4}]" in src  # both copies in the scratch area
+
+
+def _loop_text(src: str) -> str:
+    """The k loop's body (from its `for` to the parity flip)."""
+    return src[src.index("for (int iv_k0") : src.index("db0 ^= 1u;")]
+
+
+def test_single_buffered_dot_has_two_barriers_a_step():
+    """double_buffer=False (the compiler's second try where two copies exceed local memory): one copy at offset 0,
+    a barrier before the writes and one after, half the scratch area."""
+    module = parse_ttir(
+        f"module {{\n  tt.func public @k(%x: !tt.ptr<f32>, %n: i32) {{\n{LOOP}\n    tt.return\n  }}\n}}"
+    )
+    rk = render_module(module, "k", OPENCL_RULES, OPENCL, 128, FEATURES, "test-device", double_buffer=False)
+    two = render_module(module, "k", OPENCL_RULES, OPENCL, 128, FEATURES, "test-device")
+    assert not rk.double_buffered and two.double_buffered
+    assert rk.scratch_bytes == sum(staged_bytes(64, 64, 32)) and two.scratch_bytes == 2 * rk.scratch_bytes
+    loop = rk.source[rk.source.index("for (int iv_k0") : rk.source.index("for (uint k0")]
+    assert loop.count("barrier(") == 2 and "db0" not in rk.source
+    assert "tb_smem->tb_float[2304u + i1] = v_vb0;" in loop
 
 
 def test_accumulator_read_twice_stays_canonical():
@@ -117,3 +151,67 @@ def test_blocked_dot_matches_one_work_item_bit_for_bit(ocl, tiles, load_c):
         want = (want + c0.double()) * 0.5
     torch.testing.assert_close(outs[1], want.float(), rtol=1e-4, atol=1e-4)
     assert torch.equal(outs[0], outs[1])
+
+
+@triton.jit
+def _two_dots_and_sums(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    d_ptr,
+    s_ptr,
+    M,
+    N,
+    K,
+    PASSES: tl.constexpr,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+):
+    """Two blocked accumulators in one loop (a @ b and a @ (2b + 1)) and row sums of a through a reduction in the
+    same body: three scratch users each k step beside the double buffers; the k loop runs PASSES times inside an
+    outer loop (its buffers' parity restarts each pass)."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    rm, rn, rk = pm * BM + tl.arange(0, BM), pn * BN + tl.arange(0, BN), tl.arange(0, BK)
+    cm = (rm[:, None] < M) & (rn[None, :] < N)
+    total_c = tl.zeros((BM, BN), dtype=tl.float32)
+    total_d = tl.zeros((BM, BN), dtype=tl.float32)
+    rows = tl.zeros((BM,), dtype=tl.float32)
+    for p in range(PASSES):
+        acc_c = tl.zeros((BM, BN), dtype=tl.float32)
+        acc_d = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(tl.cdiv(K, BK)):
+            ka = k * BK + rk
+            a = tl.load(a_ptr + rm[:, None] * K + ka[None, :], mask=(rm[:, None] < M) & (ka[None, :] < K), other=0.0)
+            b = tl.load(b_ptr + ka[:, None] * N + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.0)
+            acc_c = tl.dot(a, b, acc_c, input_precision="ieee")
+            acc_d = tl.dot(a, b * 2.0 + 1.0, acc_d, input_precision="ieee")
+            rows += tl.sum(a, axis=1)
+        total_c += acc_c * (p + 1)
+        total_d += acc_d
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], total_c, mask=cm)
+    tl.store(d_ptr + rm[:, None] * N + rn[None, :], total_d, mask=cm)
+    tl.store(s_ptr + pn * M + rm, rows, mask=rm < M)
+
+
+@pytest.mark.parametrize("tiles", [(64, 64, 32), (32, 64, 16)])
+def test_double_buffers_beside_other_scratch_users(ocl, tiles):
+    """Bit-identical to one work-item (which stages nothing) and close to float64 torch, ragged everywhere."""
+    BM, BN, BK = tiles
+    M, N, K, P = BM + 9, 2 * BN - 5, 4 * BK + 3, 2
+    g = torch.Generator().manual_seed(BM * BK)
+    a, b = torch.randn(M, K, generator=g), torch.randn(K, N, generator=g)
+    grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+    outs = []
+    for work_items in (1, 128):
+        c, d, s = torch.empty(M, N), torch.empty(M, N), torch.empty(grid[1], M)
+        kern = _two_dots_and_sums[grid](a, b, c, d, s, M, N, K, PASSES=P, BM=BM, BN=BN, BK=BK, work_items=work_items)
+        outs.append((c, d, s))
+    src = kern.asm["cl"]
+    assert "db0 ^= 1u;" in src and "db1 ^= 1u;" in src  # both dots double-buffered at 128 work-items
+    ad, bd = a.double(), b.double()
+    torch.testing.assert_close(outs[1][0], (ad @ bd * sum(range(1, P + 1))).float(), rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(outs[1][1], (ad @ (bd * 2 + 1) * P).float(), rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(outs[1][2], (ad.sum(1) * P).float().expand(grid[1], M), rtol=1e-4, atol=1e-3)
+    for one, many in zip(outs[0][:2], outs[1][:2]):
+        assert torch.equal(one, many)

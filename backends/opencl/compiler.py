@@ -147,10 +147,21 @@ class OpenCLBackend(TargetBackend):
                 f"{d.max_threads_per_program} work-items"
             )
 
+        buffering: list[str] = []  # the last render's note on its dots' staging copies
+
         def render(size: int, unroll: bool = True) -> Any:
             lang = OPENCL if unroll else replace(OPENCL, unroll_pragma="")
             args = (self.rule_table(options), lang, size, frozenset(d.features), d.arch, options.enable_fp_fusion)
             rk = render_module(module, name, *args, d.vector_width_bits)
+            buffering.clear()
+            if rk.scratch_bytes > d.shared_memory_bytes and rk.double_buffered:
+                two = rk.scratch_bytes
+                rk = render_module(module, name, *args, d.vector_width_bits, double_buffer=False)
+                if rk.scratch_bytes <= d.shared_memory_bytes:
+                    buffering.append(
+                        f"one staging copy per dot in a loop (two barriers a step): the kernel needs {two} bytes of "
+                        f"local memory with two; the device's local memory has {d.shared_memory_bytes}"
+                    )
             if rk.scratch_bytes > d.shared_memory_bytes:
                 rk = render_module(module, name, *args, d.vector_width_bits, scratch_space="global")
             return rk
@@ -185,6 +196,7 @@ class OpenCLBackend(TargetBackend):
                 f"no loop unrolling: the device's OpenCL compiler crashed on the unrolled kernel at its first launch "
                 f"({crash})"
             )
+        adapted += buffering
         if rk.scratch_space == "global":
             adapted.append(
                 f"scratch in global memory: the kernel's reductions/dots/layout changes need {rk.scratch_bytes} bytes "

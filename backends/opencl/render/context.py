@@ -69,6 +69,9 @@ class ScratchArray:
 
     ctype: str
     offset: int
+    #: a run-time element offset added to every index (a C expression; "" for none): the copy of a double buffer
+    #: chosen by the iteration's parity (dot_blocked.DoubleBuffer)
+    shift: str = ""
 
     def __post_init__(self) -> None:
         if self.offset % CT.size_of(self.ctype):
@@ -76,7 +79,10 @@ class ScratchArray:
 
     def __getitem__(self, idx: str) -> str:
         base, idx = self.offset // CT.size_of(self.ctype), str(idx)
-        if base == 0:
+        if self.shift:
+            head = f"{base}u + {self.shift}" if base else self.shift
+            at = f"{head} + {idx}" if re.fullmatch(r"\w+", idx) else f"{head} + ({idx})"
+        elif base == 0:
             at = idx
         elif re.fullmatch(r"\d+u?", idx):
             at = f"{base + int(idx.rstrip('u'))}u"
@@ -215,6 +221,7 @@ class RenderContext:
         fp_fusion: bool = True,
         vector_bits: int = 128,
         scratch_space: str = SCRATCH_LOCAL,
+        double_buffer: bool = True,
     ) -> None:
         if scratch_space not in (SCRATCH_LOCAL, SCRATCH_GLOBAL):
             raise ValueError(f"scratch_space must be {SCRATCH_LOCAL!r} or {SCRATCH_GLOBAL!r}, got {scratch_space!r}")
@@ -228,6 +235,11 @@ class RenderContext:
         self.vector_bits = vector_bits
         #: where the scratch area `tb_smem` lives (SCRATCH_LOCAL or SCRATCH_GLOBAL)
         self.scratch_space = scratch_space
+        #: whether a loop-carried blocked dot may stage its operands in two copies (dot_blocked.double_buffered)
+        self.double_buffer = double_buffer
+        #: the double buffer of each such dot being rendered, by id of the dot op; whether any kernel used one
+        self.dot_buffers: dict[int, Any] = {}
+        self.double_buffered = False
         self.backend = rules.backend
         self.values: dict[Value, Any] = {}
         #: tt.store ops of the kernel written with the language's non-temporal store (render/streaming.py)
@@ -446,10 +458,11 @@ class RenderContext:
         """The address-space qualifier of the scratch area."""
         return self.lang.global_qual if self.scratch_space == SCRATCH_GLOBAL else self.lang.local_qual
 
-    def local_array(self, ctype: str, offset: int) -> ScratchArray:
-        """The scratch area at byte `offset` as an array of `ctype`, shared by the work-group."""
+    def local_array(self, ctype: str, offset: int, shift: str = "") -> ScratchArray:
+        """The scratch area at byte `offset` (plus `shift` elements, a C expression) as an array of `ctype`, shared by
+        the work-group."""
         self.scratch_ctypes.add(ctype)
-        return ScratchArray(ctype, offset)
+        return ScratchArray(ctype, offset, shift)
 
     def published(self, t: Tile) -> ScratchArray:
         """Local-memory copy of register tile `t`, written before the loop now being built."""
@@ -467,9 +480,10 @@ class RenderContext:
         """A work-group barrier ordering the scratch area's accesses (global ones too when it is in global memory)."""
         self.emit(self.lang.full_barrier if self.scratch_space == SCRATCH_GLOBAL else self.lang.barrier)
 
-    def write_scratch(self, x: Any, shape: tuple[int, ...], ctype: str, offset: int) -> ScratchArray:
-        """Write every element of `x` (viewed at `shape`) to local memory at `offset`; returns the array."""
-        arr = self.local_array(ctype, offset)
+    def write_scratch(self, x: Any, shape: tuple[int, ...], ctype: str, offset: int, shift: str = "") -> ScratchArray:
+        """Write every element of `x` (viewed at `shape`) to local memory at `offset` (plus `shift` elements);
+        returns the array."""
+        arr = self.local_array(ctype, offset, shift)
         if isinstance(x, Tile) and x.layout is not None:
             x.layout.for_each(self, lambda idx, slot: self.emit(f"{arr[idx.lin]} = {x.reg}[{slot}];"))
             return arr

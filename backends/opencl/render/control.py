@@ -14,7 +14,7 @@ from triton_backend_sdk.ir.core import Block, Op, Region, Value
 
 from . import ctypes as CT
 from .context import RenderContext, Tile
-from .dot_blocked import blocked_accumulators, declare_blocked
+from .dot_blocked import blocked_accumulators, declare_blocked, double_buffered
 from .rules import CSTYLE_RULES as RULES
 
 
@@ -114,12 +114,13 @@ def render_for(ctx: RenderContext, op: O.For) -> None:
     ctx.values[iv_v] = iv
     u = CT.uctype(iv_v.type)
     cond = f"({u}){iv} < ({u}){ub}" if op.unsigned_cmp else f"{iv} < {ub}"
-    ctx.emit(f"for ({ct} {iv} = {lb}; {cond}; {iv} += {step}) {{")
-    with ctx.indent():
-        term = ctx.render_block(op.body)
-        if term is not None:
-            assign_all(ctx, term.operands, carried, op.body.args[1:])
-    ctx.emit("}")
+    with double_buffered(ctx, op, blocked):
+        ctx.emit(f"for ({ct} {iv} = {lb}; {cond}; {iv} += {step}) {{")
+        with ctx.indent():
+            term = ctx.render_block(op.body)
+            if term is not None:
+                assign_all(ctx, term.operands, carried, op.body.args[1:])
+        ctx.emit("}")
     for i in blocked:  # back to the canonical layout for whatever reads the loop's result
         ctx.values[op.results[i]] = ctx.materialize(carried[i], ctx.name_for(op.results[i], "t"))
 

@@ -13,12 +13,22 @@ The layout never leaves the loop: the accumulator's only reader is the dot, whos
 the initial value is written into the layout before the loop and the loop's result is read back into the canonical
 layout after it (one exchange through local memory each way, not one per iteration).
 
+In a loop the staged operands are double-buffered (`double_buffered`): two copies of the staging area, chosen by the
+parity of the iteration, so a k step needs one barrier (between writing its copy and reading it) instead of two (the
+second had kept a fast work-item from overwriting what a slow one still read): work-items drift up to one k step
+apart, so one's global loads overlap another's fmas. Writing copy p at step t is safe without a barrier: every
+work-item passed step t-1's barrier, so it finished reading copy p at step t-2, and copy 1-p is the only one read
+since. The copies are reserved for the whole loop, so nothing else in the body (reductions, other dots, layout
+exchanges: they allocate above them) touches them; a barrier before and after the loop orders them with the
+scratch users around it. Where the two copies exceed the device's local memory the compiler renders again with one.
+
 Where the canonical layout holds a tile in runs of VEC along its rows (context.vec_of), it already is a blocked layout
 with TN = VEC (`canonical_blocks`: 8x4 for 64x64 on 128 work-items): a dot outside a loop computes in it directly."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +36,7 @@ from triton_backend_sdk.ir import ops as O
 from triton_backend_sdk.ir.core import Value
 from triton_backend_sdk.ir.types import FloatType
 
-from .context import Idx, RenderContext, ScratchArray, Tile, log2
+from .context import ALIGN, Idx, RenderContext, ScratchArray, Tile, log2
 
 #: k steps per read of A: one float4 of a row
 KRUN = 4
@@ -114,6 +124,53 @@ def blocked_accumulators(ctx: RenderContext, op: O.For) -> dict[int, BlockedLayo
     return out
 
 
+@dataclass(frozen=True)
+class DoubleBuffer:
+    """Two copies of a loop-carried dot's staging area (A then B, `size` bytes each, the first at byte `offset`);
+    `parity` names the uint that selects the copy, flipped after every dot (module docstring)."""
+
+    offset: int
+    size: int
+    parity: str
+
+    def shift(self) -> str:
+        """The element offset (in floats) of the copy this iteration uses."""
+        return f"{self.parity} * {self.size // 4}u"
+
+
+def staged_bytes(M: int, N: int, K: int) -> tuple[int, int]:
+    """Bytes of the staged A (rows padded by A_PAD) and B, each rounded up to the scratch alignment."""
+    return _aligned(M * (K + A_PAD) * 4), _aligned(K * N * 4)
+
+
+def _aligned(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@contextmanager
+def double_buffered(ctx: RenderContext, op: O.For, blocked: dict[int, BlockedLayout]) -> Iterator[None]:
+    """Around the rendering of loop `op`: reserve a double buffer for the dot of each blocked accumulator (positions
+    `blocked`), with a barrier before the loop and after it; nothing where the context renders single buffers."""
+    if not blocked or not ctx.double_buffer:
+        yield
+        return
+    base = ctx.scratch_top
+    ctx.barrier()
+    dots = [arg.uses[0][0] for pos, arg in enumerate(op.body.args[1:]) if pos in blocked]
+    for dot in dots:
+        (M, K), N = dot.a.type.shape, dot.b.type.shape[1]
+        size = sum(staged_bytes(M, N, K))
+        parity = ctx.fresh("db")
+        ctx.emit(f"uint {parity} = 0u;")
+        ctx.dot_buffers[id(dot)] = DoubleBuffer(ctx.alloc(2 * size), size, parity)
+    ctx.double_buffered = True
+    yield
+    for dot in dots:
+        del ctx.dot_buffers[id(dot)]
+    ctx.barrier()
+    ctx.scratch_top = base
+
+
 def _is_f32_matrix(ctx: RenderContext, v: Value) -> bool:
     t = v.type
     return len(t.shape) == 2 and isinstance(t.element, FloatType) and ctx.ctype(v) == "float"
@@ -150,20 +207,26 @@ def render_blocked_dot(ctx: RenderContext, op: O.Dot, acc: Tile) -> None:
 
 def blocked_product(ctx: RenderContext, op: O.Dot, reg: str, layout: BlockedLayout) -> None:
     """reg += a @ b for the fp32 register array `reg` holding the output in `layout`: both operands staged in local
-    memory, then per KRUN k steps TM float4s of A and TN/4 of B per row of B for 4*TM*TN fmas."""
+    memory (this iteration's copy of a double buffer, where the loop reserved one), then per KRUN k steps TM float4s
+    of A and TN/4 of B per row of B for 4*TM*TN fmas."""
     (M, K), N = op.a.type.shape, op.b.type.shape[1]
     base = ctx.scratch_top
     lda = K + A_PAD
-    A = ctx.local_array("float", ctx.alloc(M * lda * 4))
-    B = ctx.local_array("float", ctx.alloc(K * N * 4))
+    buf: DoubleBuffer | None = ctx.dot_buffers.get(id(op))
+    if buf is None:
+        a_off, b_off, shift = ctx.alloc(M * lda * 4), ctx.alloc(K * N * 4), ""
+    else:
+        a_off, b_off, shift = buf.offset, buf.offset + staged_bytes(M, N, K)[0], buf.shift()
+    A = ctx.local_array("float", a_off, shift)
     a = ctx.get(op.a)
-    ctx.barrier()
+    if buf is None:
+        ctx.barrier()
     ctx.tile_loop(
         (M, K),
         lambda idx: ctx.emit(f"{A[f'{idx.dim(0)} * {lda}u + {idx.dim(1)}']} = {ctx.element(a, idx)};"),
         owner=True,
     )
-    ctx.write_scratch(ctx.get(op.b), (K, N), "float", B.offset)
+    B = ctx.write_scratch(ctx.get(op.b), (K, N), "float", b_off, shift)
     ctx.barrier()
     rg, c0, k = ctx.fresh("rg"), ctx.fresh("c0"), ctx.fresh("k")
     ctx.emit(f"const uint {rg} = {layout.row_group()}, {c0} = {layout.first_col()};")
@@ -183,6 +246,8 @@ def blocked_product(ctx: RenderContext, op: O.Dot, reg: str, layout: BlockedLayo
                     slot = f"{reg}[{i * layout.TN + j}]"
                     ctx.emit(f"{slot} = fma({xe}, {ye}, {slot});")
     ctx.emit("}")
+    if buf is not None:
+        ctx.emit(f"{buf.parity} ^= 1u;")
     ctx.scratch_top = base
 
 

@@ -70,6 +70,9 @@ class RenderedKernel:
     #: whether the launcher may run the grid in pieces (`launch_chunks.py`): the kernel then takes the grid's size
     #: as its last three int parameters (GRID) and adds each piece's global offset to its group ids
     chunked: bool = False
+    #: whether a loop's dot stages its operands in two copies (render/dot_blocked.py): rendering again with
+    #: double_buffer=False needs less scratch
+    double_buffered: bool = False
 
 
 def _param_dtype(t) -> str:
@@ -119,12 +122,13 @@ def render_module(
     fp_fusion: bool = True,
     vector_bits: int = 128,
     scratch_space: str = SCRATCH_LOCAL,
+    double_buffer: bool = True,
 ) -> RenderedKernel:
     funcs = {op.sym_name: op for op in module.ops if isinstance(op, O.Func)}
     if kernel_name not in funcs:
         raise UnsupportedError(rules.backend, f"no function @{kernel_name} in the module")
     kernel = funcs[kernel_name]
-    ctx = RenderContext(rules, lang, local_size, features, device, fp_fusion, vector_bits, scratch_space)
+    ctx = RenderContext(rules, lang, local_size, features, device, fp_fusion, vector_bits, scratch_space, double_buffer)
     ctx.functions = funcs
     if ctx.L == 1 and lang.streaming_store(features) is not None:
         others = [f for f in funcs.values() if f is not kernel]
@@ -224,6 +228,7 @@ def render_module(
         scratch_space=scratch_space if ctx.scratch_max else SCRATCH_LOCAL,
         global_scratch_stride=stride,
         chunked=chunked,
+        double_buffered=ctx.double_buffered,
     )
 
 
