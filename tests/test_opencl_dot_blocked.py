@@ -202,16 +202,19 @@ def test_double_buffers_beside_other_scratch_users(ocl, tiles):
     g = torch.Generator().manual_seed(BM * BK)
     a, b = torch.randn(M, K, generator=g), torch.randn(K, N, generator=g)
     grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
-    outs = []
-    for work_items in (1, 128):
+    outs, srcs = [], []
+    for work_items, double in ((1, True), (128, True), (128, False)):
         c, d, s = torch.empty(M, N), torch.empty(M, N), torch.empty(grid[1], M)
-        kern = _two_dots_and_sums[grid](a, b, c, d, s, M, N, K, PASSES=P, BM=BM, BN=BN, BK=BK, work_items=work_items)
+        kern = _two_dots_and_sums[grid](
+            a, b, c, d, s, M, N, K, PASSES=P, BM=BM, BN=BN, BK=BK, work_items=work_items, double_buffer=double
+        )
         outs.append((c, d, s))
-    src = kern.asm["cl"]
-    assert "db0 ^= 1u;" in src and "db1 ^= 1u;" in src  # both dots double-buffered at 128 work-items
+        srcs.append(kern.asm["cl"])
+    assert "db0 ^= 1u;" in srcs[1] and "db1 ^= 1u;" in srcs[1]  # both dots double-buffered at 128 work-items
+    assert "db0" not in srcs[2]  # the launch option double_buffer=False: one copy each
     ad, bd = a.double(), b.double()
     torch.testing.assert_close(outs[1][0], (ad @ bd * sum(range(1, P + 1))).float(), rtol=1e-4, atol=1e-3)
     torch.testing.assert_close(outs[1][1], (ad @ (bd * 2 + 1) * P).float(), rtol=1e-4, atol=1e-3)
     torch.testing.assert_close(outs[1][2], (ad.sum(1) * P).float().expand(grid[1], M), rtol=1e-4, atol=1e-3)
-    for one, many in zip(outs[0][:2], outs[1][:2]):
-        assert torch.equal(one, many)
+    for one, many, single in zip(outs[0][:2], outs[1][:2], outs[2][:2]):
+        assert torch.equal(one, many) and torch.equal(one, single)

@@ -32,6 +32,10 @@ WORK_ITEMS_ENV = "TRITON_OPENCL_WORK_ITEMS"
 class OpenCLOptions(Options):
     #: work-items per program (a power of two); 0: the device's choice (see OpenCLBackend.local_size)
     work_items: int = 0
+    #: a loop's blocked dot stages its operands in two copies of local memory, one barrier per k step
+    #: (render/dot_blocked.py); False: one copy, two barriers, half the local memory (more programs per compute unit
+    #: where local memory limits them). Two copies that exceed the device's local memory fall back to one either way
+    double_buffer: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -152,7 +156,7 @@ class OpenCLBackend(TargetBackend):
         def render(size: int, unroll: bool = True) -> Any:
             lang = OPENCL if unroll else replace(OPENCL, unroll_pragma="")
             args = (self.rule_table(options), lang, size, frozenset(d.features), d.arch, options.enable_fp_fusion)
-            rk = render_module(module, name, *args, d.vector_width_bits)
+            rk = render_module(module, name, *args, d.vector_width_bits, double_buffer=options.double_buffer)
             buffering.clear()
             if rk.scratch_bytes > d.shared_memory_bytes and rk.double_buffered:
                 two = rk.scratch_bytes
@@ -163,7 +167,14 @@ class OpenCLBackend(TargetBackend):
                         f"local memory with two; the device's local memory has {d.shared_memory_bytes}"
                     )
             if rk.scratch_bytes > d.shared_memory_bytes:
-                rk = render_module(module, name, *args, d.vector_width_bits, scratch_space="global")
+                rk = render_module(
+                    module,
+                    name,
+                    *args,
+                    d.vector_width_bits,
+                    scratch_space="global",
+                    double_buffer=options.double_buffer,
+                )
             return rk
 
         rk = render(size)

@@ -100,9 +100,9 @@ def kernels() -> tuple:
     return add, softmax, layer_norm, matmul
 
 
-def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
-    """(name, launch, reference, torch op to time, output, tolerance, bytes or flops) per benchmark; `work_items`:
-    the opencl launch option for the matmul (0: the backend's choice)."""
+def cases(dev: str, matmul_opts: dict | None = None) -> Iterator[tuple]:
+    """(name, launch, reference, torch op to time, output, tolerance, bytes or flops) per benchmark; `matmul_opts`:
+    opencl launch options for the matmul (work_items, double_buffer)."""
     import torch
     import triton
 
@@ -166,7 +166,7 @@ def cases(dev: str, work_items: int = 0) -> Iterator[tuple]:
             BN=64,
             BK=32,
             num_warps=4,
-            **({"work_items": work_items} if work_items else {}),
+            **(matmul_opts or {}),
         ),
         lambda: A.double() @ B.double(),
         lambda: A @ B,
@@ -190,12 +190,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         dev = "cpu"
     else:
         dev = "cuda"
-    for name, launch, ref, torch_op, out, tol, work in cases(dev, args.work_items):
+    matmul_opts = {"work_items": args.work_items} if args.work_items else {}
+    if args.single_buffer:
+        matmul_opts["double_buffer"] = False
+    for name, launch, ref, torch_op, out, tol, work in cases(dev, matmul_opts):
         if args.only not in name:
             continue
         rec: dict = {"name": name, "backend": args.backend, "work": work}
-        if args.work_items and "matmul" in name:
-            rec["work_items"] = args.work_items
+        if "matmul" in name:
+            rec.update(matmul_opts)
         try:
             t = time.perf_counter()
             launch()
@@ -327,6 +330,7 @@ def main() -> int:
     b.add_argument("--json", required=True)
     b.add_argument("--only", default="", help="only cases whose name contains this text")
     b.add_argument("--work-items", type=int, default=0, help="opencl matmul: work-items per program (0: default)")
+    b.add_argument("--single-buffer", action="store_true", help="opencl matmul: double_buffer=False")
     b.set_defaults(fn=cmd_bench)
     a = sub.add_parser("asm")
     a.add_argument("--backend", choices=["cuda", "opencl"], required=True)

@@ -6,7 +6,8 @@
 #   2. device tool:  run(command="bash tools/gpu/run_opencl_h200.sh", carry=[".whl"], kind="nvidia-h200",
 #                        timeout_s=600)   (ONLY=asm before it: just the kernels' PTX from both backends, ~30 s;
 #                        ONLY=bench: just the speed cases; CASE=matmul: only cases naming it; WI_SWEEP="64 256":
-#                        the opencl matmul again at those work-items per program)
+#                        the opencl matmul again at those work-items per program; AB_BUFFERS=3: three
+#                        alternating pairs of the opencl matmul with double_buffer on and off)
 # What it does, on the H200 machine (triton 3.6, torch 2.11+CUDA, Python 3.12, no network):
 #   - makes NVIDIA's OpenCL visible: an ICD file naming /usr/local/nvidia/lib64/libnvidia-opencl.so.1 (plus PoCL's
 #     own ICD files if present) in a folder given as OCL_ICD_VENDORS; selects it with TRITON_OPENCL_DEVICE=NVIDIA;
@@ -80,6 +81,14 @@ for wi in ${WI_SWEEP:-}; do
   timeout 60 $H bench --backend opencl --only matmul --work-items "$wi" --json "$OUT/bench_opencl_wi$wi.json" \
     > "$OUT/bench_opencl_wi$wi.log" 2>&1
   tail -1 "$OUT/bench_opencl_wi$wi.log"
+done
+# AB_BUFFERS=N: N alternating pairs of the opencl matmul with double_buffer on and off (one file: ab_buffers.jsonl)
+for i in $(seq 1 "${AB_BUFFERS:-0}"); do
+  for flag in "" --single-buffer; do
+    timeout 60 $H bench --backend opencl --only matmul $flag --json "$WORK/ab.json" > "$WORK/ab.log" 2>&1
+    python3 -c 'import json,sys; [print(json.dumps(r)) for r in json.load(open(sys.argv[1]))]' "$WORK/ab.json" \
+      | tee -a "$OUT/ab_buffers.jsonl"
+  done
 done
 # ONLY=bench: the speed table only (summary.md from the bench files; the device tool returns at most 8 files, so
 # several runs in one call should keep just their bench_*.json)
