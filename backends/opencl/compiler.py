@@ -36,6 +36,9 @@ class OpenCLOptions(Options):
     #: (render/dot_blocked.py); False: one copy, two barriers, half the local memory (more programs per compute unit
     #: where local memory limits them). Two copies that exceed the device's local memory fall back to one either way
     double_buffer: bool = True
+    #: programs of several work-items load a loop's dot operands one iteration ahead (SDK pass
+    #: prefetch-dot-operands); False: where the loop loads them
+    prefetch: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -79,10 +82,16 @@ class OpenCLBackend(TargetBackend):
     def ir_passes(self, options: Options) -> list[IRPass]:
         """Pointer tiles advanced through a loop by a splat offset carry that offset as a scalar (the SDK pass cpu_ref
         runs too): one add per iteration instead of a walk over the tile (tutorial 03 on PoCL: 2 x 4,096 pointers
-        per k step), and on GPUs no pointer registers updated per element."""
+        per k step), and on GPUs no pointer registers updated per element. Programs of several work-items (the GPU
+        model) load a loop's dot operands one iteration ahead (`prefetch_dot_operands`): their latency overlaps
+        the current step's fmas; one work-item (a CPU device) gains nothing from it."""
         from triton_backend_sdk.transforms.carried_pointers import CarriedPointerOffsets
+        from triton_backend_sdk.transforms.prefetch_dot_operands import PrefetchDotOperands
 
-        return [CarriedPointerOffsets()]
+        passes: list[IRPass] = [CarriedPointerOffsets()]
+        if self.local_size(options) > 1 and options.prefetch:
+            passes.append(PrefetchDotOperands())
+        return passes
 
     def tile_passes(self, options: Options) -> list[IRPass]:
         """The SDK's thread-locality rewrite, as cpu_ref runs it and as Triton's CUDA path does with layouts: a

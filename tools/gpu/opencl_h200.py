@@ -191,8 +191,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         dev = "cuda"
     matmul_opts = {"work_items": args.work_items} if args.work_items else {}
-    if args.single_buffer:
-        matmul_opts["double_buffer"] = False
+    for kv in args.opt:
+        key, _, value = kv.partition("=")
+        matmul_opts[key] = bool(int(value))
     for name, launch, ref, torch_op, out, tol, work in cases(dev, matmul_opts):
         if args.only not in name:
             continue
@@ -330,7 +331,7 @@ def main() -> int:
     b.add_argument("--json", required=True)
     b.add_argument("--only", default="", help="only cases whose name contains this text")
     b.add_argument("--work-items", type=int, default=0, help="opencl matmul: work-items per program (0: default)")
-    b.add_argument("--single-buffer", action="store_true", help="opencl matmul: double_buffer=False")
+    b.add_argument("--opt", action="append", default=[], help="opencl matmul: a boolean launch option, NAME=0|1")
     b.set_defaults(fn=cmd_bench)
     a = sub.add_parser("asm")
     a.add_argument("--backend", choices=["cuda", "opencl"], required=True)

@@ -6,8 +6,8 @@
 #   2. device tool:  run(command="bash tools/gpu/run_opencl_h200.sh", carry=[".whl"], kind="nvidia-h200",
 #                        timeout_s=600)   (ONLY=asm before it: just the kernels' PTX from both backends, ~30 s;
 #                        ONLY=bench: just the speed cases; CASE=matmul: only cases naming it; WI_SWEEP="64 256":
-#                        the opencl matmul again at those work-items per program; AB_BUFFERS=3: three
-#                        alternating pairs of the opencl matmul with double_buffer on and off)
+#                        the opencl matmul again at those work-items per program; AB_VARIANTS="prefetch=0
+#                        double_buffer=0": the opencl matmul alternating the defaults and these launch options)
 # What it does, on the H200 machine (triton 3.6, torch 2.11+CUDA, Python 3.12, no network):
 #   - makes NVIDIA's OpenCL visible: an ICD file naming /usr/local/nvidia/lib64/libnvidia-opencl.so.1 (plus PoCL's
 #     own ICD files if present) in a folder given as OCL_ICD_VENDORS; selects it with TRITON_OPENCL_DEVICE=NVIDIA;
@@ -82,12 +82,15 @@ for wi in ${WI_SWEEP:-}; do
     > "$OUT/bench_opencl_wi$wi.log" 2>&1
   tail -1 "$OUT/bench_opencl_wi$wi.log"
 done
-# AB_BUFFERS=N: N alternating pairs of the opencl matmul with double_buffer on and off (one file: ab_buffers.jsonl)
-for i in $(seq 1 "${AB_BUFFERS:-0}"); do
-  for flag in "" --single-buffer; do
-    timeout 60 $H bench --backend opencl --only matmul $flag --json "$WORK/ab.json" > "$WORK/ab.log" 2>&1
+# AB_VARIANTS="double_buffer=0 prefetch=0,double_buffer=0" (AB_ROUNDS=3): the opencl matmul with the default options
+# and with each variant's boolean launch options, alternating, AB_ROUNDS times (one file: ab.jsonl)
+for i in $(seq 1 "${AB_ROUNDS:-3}"); do
+  [ -n "${AB_VARIANTS:-}" ] || break
+  for variant in default $AB_VARIANTS; do
+    flags=(); [ "$variant" = default ] || for kv in ${variant//,/ }; do flags+=(--opt "$kv"); done
+    timeout 60 $H bench --backend opencl --only matmul "${flags[@]}" --json "$WORK/ab.json" > "$WORK/ab.log" 2>&1
     python3 -c 'import json,sys; [print(json.dumps(r)) for r in json.load(open(sys.argv[1]))]' "$WORK/ab.json" \
-      | tee -a "$OUT/ab_buffers.jsonl"
+      | tee -a "$OUT/ab.jsonl"
   done
 done
 # ONLY=bench: the speed table only (summary.md from the bench files; the device tool returns at most 8 files, so
