@@ -339,6 +339,4 @@ def test_tutorial_03_on_128_work_items_loads_rows_as_float4(ocl, mnk):
     torch.testing.assert_close(c, (a @ b).half().float(), atol=1e-3, rtol=1e-3)
     src = k.asm["cl"]
     if K % 16 == 0:  # (ragged K: rows are not proven 16-byte aligned, each run's alignment is tested)
-        # the first k step's tiles before the loop, the next step's in it (prefetch-dot-operands)
-        loop = src.split("for (int iv_")[1]
-        assert src.count("*((const __global float4 *)(p") == 4 and loop.count("const __global float4") == 2, src
+        assert src.count("*((const __global float4 *)(p") == 2, src

@@ -216,17 +216,17 @@ def test_kernels_with_scratch_over_local_memory_use_global_memory(limits, rng, w
 
 @needs_device
 def test_a_loop_dot_whose_two_staging_copies_exceed_local_memory_keeps_one(limits, rng):
-    """At 128 work-items the 32x32x16 dot in a loop stages A (32 rows of 20 floats) and B (16 x 32): 4608 bytes a
+    """With double_buffer, at 128 work-items the 32x32x16 dot in a loop stages A (32 rows of 20 floats) and B (16 x 32): 4608 bytes a
     copy. With 6 KiB of local memory two copies do not fit, one does: rendered again single-buffered (no parity
     variable, two barriers a step), scratch still local, said in the metadata, and right."""
     limits(shared_memory_bytes=6144)
-    kern = _run_matmul(rng, 45, 70, 37, work_items=128)
+    kern = _run_matmul(rng, 45, 70, 37, work_items=128, double_buffer=True)
     md, src = kern.metadata, kern.asm["cl"]
     assert md.shared == 4608 and md.global_scratch_size == 0 and "db0" not in src
     note = "one staging copy per dot in a loop (two barriers a step): the kernel needs 9216 bytes of local memory"
     assert md.opencl_adapted == [note + " with two; the device's local memory has 6144"]
     limits(shared_memory_bytes=9216)
-    kern = _run_matmul(rng, 45, 70, 37, work_items=128)
+    kern = _run_matmul(rng, 45, 70, 37, work_items=128, double_buffer=True)
     assert kern.metadata.shared == 9216 and "db0 ^= 1u;" in kern.asm["cl"] and kern.metadata.opencl_adapted == []
 
 

@@ -1,5 +1,5 @@
 """The loop-carried `tl.dot` accumulator in the blocked register layout (render/dot_blocked.py): golden OpenCL C at
-128 work-items (the staged operands double-buffered: one barrier per k step), and on the device (PoCL at 128
+128 work-items (one staging copy and two barriers per k step; two copies and one barrier with double_buffer), and on the device (PoCL at 128
 work-items) results bit-identical to the one-work-item path and close to float64 torch, with masked ragged edges, a
 loaded initial accumulator, a loop result read by more than a store, and loop bodies where reductions and a second
 dot use the scratch area beside the double buffer.
@@ -46,9 +46,10 @@ def test_plan_blocks_per_work_item():
 def test_loop_carried_accumulator_is_blocked():
     """Work-item lid holds rows 8i + lid/16 (i < 8) x columns 4*(lid%16) + j (j < 4): per 4 k steps 8 float4 reads
     of A (rows padded to 36 floats) and 4 of B for 128 fmas; into the layout before the loop, out of it after. The
-    staging area has two copies of 4352 floats (A 64 x 36, then B 32 x 64), copy db0 this iteration: one barrier
-    between the writes and the reads, none before the writes; a barrier before and after the loop."""
-    src = render(LOOP, local_size=128)
+    staging area (option double_buffer) has two copies of 4352 floats (A 64 x 36, then B 32 x 64), copy db0 this
+    iteration: one barrier between the writes and the reads, none before the writes; a barrier before and after the
+    loop."""
+    src = _render_module(LOOP, double_buffer=True).source
     check_lines(
         src,
         """
@@ -86,14 +87,18 @@ def _loop_text(src: str) -> str:
     return src[src.index("for (int iv_k0") : src.index("db0 ^= 1u;")]
 
 
-def test_single_buffered_dot_has_two_barriers_a_step():
-    """double_buffer=False (the compiler's second try where two copies exceed local memory): one copy at offset 0,
-    a barrier before the writes and one after, half the scratch area."""
+def _render_module(body: str, **kw):
     module = parse_ttir(
-        f"module {{\n  tt.func public @k(%x: !tt.ptr<f32>, %n: i32) {{\n{LOOP}\n    tt.return\n  }}\n}}"
+        f"module {{\n  tt.func public @k(%x: !tt.ptr<f32>, %n: i32) {{\n{body}\n    tt.return\n  }}\n}}"
     )
-    rk = render_module(module, "k", OPENCL_RULES, OPENCL, 128, FEATURES, "test-device", double_buffer=False)
-    two = render_module(module, "k", OPENCL_RULES, OPENCL, 128, FEATURES, "test-device")
+    return render_module(module, "k", OPENCL_RULES, OPENCL, 128, FEATURES, "test-device", **kw)
+
+
+def test_single_buffered_dot_has_two_barriers_a_step():
+    """By default (and in the compiler's second try where two copies exceed local memory): one copy at offset 0, a
+    barrier before the writes and one after, half the scratch area of two copies."""
+    rk = _render_module(LOOP)
+    two = _render_module(LOOP, double_buffer=True)
     assert not rk.double_buffered and two.double_buffered
     assert rk.scratch_bytes == sum(staged_bytes(64, 64, 32)) and two.scratch_bytes == 2 * rk.scratch_bytes
     loop = rk.source[rk.source.index("for (int iv_k0") : rk.source.index("for (uint k0")]

@@ -32,13 +32,14 @@ WORK_ITEMS_ENV = "TRITON_OPENCL_WORK_ITEMS"
 class OpenCLOptions(Options):
     #: work-items per program (a power of two); 0: the device's choice (see OpenCLBackend.local_size)
     work_items: int = 0
-    #: a loop's blocked dot stages its operands in two copies of local memory, one barrier per k step
-    #: (render/dot_blocked.py); False: one copy, two barriers, half the local memory (more programs per compute unit
-    #: where local memory limits them). Two copies that exceed the device's local memory fall back to one either way
-    double_buffer: bool = True
+    #: a loop's blocked dot stages its operands in two copies of local memory, one barrier per k step instead of two
+    #: (render/dot_blocked.py; where two copies exceed local memory, one). Off by default: on an H100 it made the
+    #: 2048^3 fp32 matmul 10 % slower (0.553 vs 0.504 ms, three alternating rounds; results/h100_stop37)
+    double_buffer: bool = False
     #: programs of several work-items load a loop's dot operands one iteration ahead (SDK pass
-    #: prefetch-dot-operands); False: where the loop loads them
-    prefetch: bool = True
+    #: prefetch-dot-operands). Off by default: 3 % slower on the same H100 matmul (0.521 vs 0.504 ms; with the
+    #: double buffer 0.570)
+    prefetch: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -82,9 +83,9 @@ class OpenCLBackend(TargetBackend):
     def ir_passes(self, options: Options) -> list[IRPass]:
         """Pointer tiles advanced through a loop by a splat offset carry that offset as a scalar (the SDK pass cpu_ref
         runs too): one add per iteration instead of a walk over the tile (tutorial 03 on PoCL: 2 x 4,096 pointers
-        per k step), and on GPUs no pointer registers updated per element. Programs of several work-items (the GPU
-        model) load a loop's dot operands one iteration ahead (`prefetch_dot_operands`): their latency overlaps
-        the current step's fmas; one work-item (a CPU device) gains nothing from it."""
+        per k step), and on GPUs no pointer registers updated per element. With the option `prefetch`, programs of
+        several work-items (the GPU model) load a loop's dot operands one iteration ahead (`prefetch_dot_operands`),
+        so their latency overlaps the current step's fmas; one work-item (a CPU device) gains nothing from it."""
         from triton_backend_sdk.transforms.carried_pointers import CarriedPointerOffsets
         from triton_backend_sdk.transforms.prefetch_dot_operands import PrefetchDotOperands
 

@@ -103,7 +103,7 @@ PYT=(python3 -m pytest -q -p no:cacheprovider -o addopts=)   # opencl@wg128 is t
 NPROC=$(nproc); [ "$NPROC" -gt 8 ] && NPROC=8   # the op suite in parallel workers: each has its own OpenCL context
 python3 -c 'import xdist' 2>/dev/null && PAR="-n $NPROC" || PAR=""
 T=$(left); [ "$T" -gt 130 ] && T=130
-[ "$T" -gt 20 ] && timeout -s INT -k 15 "$T" "${PYT[@]}" $PAR tests/test_kernels.py tests/test_opencl_*.py tests/test_thread_locality.py -k "opencl and not wg128" \
+[ "$T" -gt 20 ] && timeout -s INT -k 15 "$T" "${PYT[@]}" $PAR tests/test_kernels.py tests/test_opencl_*.py tests/test_thread_locality.py tests/test_prefetch_dot_operands.py -k "(opencl or prefetch) and not wg128" \
   --junitxml="$OUT/junit_kernels.xml" > "$OUT/tests_kernels.log" 2>&1
 tail -15 "$OUT/tests_kernels.log"
 T=$(( $(left) - 25 ))

@@ -221,7 +221,7 @@ class RenderContext:
         fp_fusion: bool = True,
         vector_bits: int = 128,
         scratch_space: str = SCRATCH_LOCAL,
-        double_buffer: bool = True,
+        double_buffer: bool = False,
     ) -> None:
         if scratch_space not in (SCRATCH_LOCAL, SCRATCH_GLOBAL):
             raise ValueError(f"scratch_space must be {SCRATCH_LOCAL!r} or {SCRATCH_GLOBAL!r}, got {scratch_space!r}")

@@ -122,7 +122,7 @@ def render_module(
     fp_fusion: bool = True,
     vector_bits: int = 128,
     scratch_space: str = SCRATCH_LOCAL,
-    double_buffer: bool = True,
+    double_buffer: bool = False,
 ) -> RenderedKernel:
     funcs = {op.sym_name: op for op in module.ops if isinstance(op, O.Func)}
     if kernel_name not in funcs:
