@@ -237,7 +237,7 @@ class RenderContext:
         self.scratch_space = scratch_space
         #: whether a loop-carried blocked dot may stage its operands in two copies (dot_blocked.double_buffered)
         self.double_buffer = double_buffer
-        #: the double buffer of each such dot being rendered, by id of the dot op; whether any kernel used one
+        #: the double buffer of each such dot being rendered, by id of the dot op; whether the kernel has one
         self.dot_buffers: dict[int, Any] = {}
         self.double_buffered = False
         self.backend = rules.backend

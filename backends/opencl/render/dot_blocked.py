@@ -13,15 +13,16 @@ The layout never leaves the loop: the accumulator's only reader is the dot, whos
 the initial value is written into the layout before the loop and the loop's result is read back into the canonical
 layout after it (one exchange through local memory each way, not one per iteration).
 
-With the option `double_buffer`, a loop's staged operands are double-buffered (`double_buffered`): two copies of the staging area, chosen by the
-parity of the iteration, so a k step needs one barrier (between writing its copy and reading it) instead of two (the
-second had kept a fast work-item from overwriting what a slow one still read): work-items drift up to one k step
-apart, so one's global loads overlap another's fmas. Writing copy p at step t is safe without a barrier: every
-work-item passed step t-1's barrier, so it finished reading copy p at step t-2, and copy 1-p is the only one read
-since. The copies are reserved for the whole loop, so nothing else in the body (reductions, other dots, layout
-exchanges: they allocate above them) touches them; a barrier before and after the loop orders them with the
-scratch users around it. Where the two copies exceed the device's local memory the compiler renders again with one.
-Off by default: on an H100, the 64x64x32 fp32 matmul ran 10 % slower with it (OpenCLOptions.double_buffer).
+With the option `double_buffer`, a loop's staged operands are double-buffered (`double_buffered`): two copies of
+the staging area, chosen by the parity of the iteration, so a k step needs one barrier (between writing its copy and
+reading it) instead of two (the second had kept a fast work-item from overwriting what a slow one still read):
+work-items drift up to one k step apart, so one's global loads overlap another's fmas. Writing copy p at step t is
+safe without a barrier: every work-item passed step t-1's barrier, so it finished reading copy p at step t-2, and
+copy 1-p is the only one read since. The copies are reserved for the whole loop, so nothing else in the body
+(reductions, other dots, layout exchanges: they allocate above them) touches them; a barrier before and after the
+loop orders them with the scratch users around it. Where the two copies exceed the device's local memory the
+compiler renders again with one. Off by default: on an H100 the 64x64x32 fp32 matmul ran 10 % slower with it
+(OpenCLOptions.double_buffer).
 
 Where the canonical layout holds a tile in runs of VEC along its rows (context.vec_of), it already is a blocked layout
 with TN = VEC (`canonical_blocks`: 8x4 for 64x64 on 128 work-items): a dot outside a loop computes in it directly."""
