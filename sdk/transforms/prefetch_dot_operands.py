@@ -24,6 +24,7 @@ out-of-order CPU gains nothing and carries the tiles in registers, so cpu_ref do
 from __future__ import annotations
 
 from ..ir import ops as O
+from ..ir.clone import clone_op
 from ..ir.core import BlockArgument, Module, Op, OpResult, Value
 from ..ir.enums import CmpIPredicate, EnumAttr
 from ..ir.types import TensorType, i1
@@ -153,8 +154,6 @@ class _Pipeliner:
 def _load_copy(load: O.Load, addr: list[Op], values: dict[Value, Value], live: Value, before: Op) -> Value:
     """`load` with its address slice `addr` copied before `before` reading `values` (mapped leaves), masked off where
     the scalar `live` is false."""
-    from ..ir.clone import clone_op
-
     block = before.parent
     assert block is not None
     values = dict(values)
